@@ -1,0 +1,62 @@
+"""Tokens, stems and UTF-16 columns: the text primitives every other module shares.
+
+A token is a maximal run of Unicode letters or digits, casefolded. Stems are Porter stems
+(snowballstemmer ``porter``), memoised per process because a vault's vocabulary is small.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import snowballstemmer
+
+_TOKEN = re.compile(r"[^\W_]+")
+_STEMMER = snowballstemmer.stemmer("porter")
+
+
+def tokenize(text: str) -> list[str]:
+    """Casefolded maximal runs of letters and digits, in order."""
+    return _TOKEN.findall(text.casefold())
+
+
+def query_terms(text: str) -> tuple[str, ...]:
+    """A query's terms: its tokens with duplicates removed, first occurrence kept."""
+    return tuple(dict.fromkeys(tokenize(text)))
+
+
+@lru_cache(maxsize=200_000)
+def stem(token: str) -> str:
+    """The Porter stem of one casefolded token."""
+    return _STEMMER.stemWord(token)
+
+
+def utf16_len(text: str) -> int:
+    """How many UTF-16 code units ``text`` takes (what LSP columns count)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def utf16_col(line: str, index: int) -> int:
+    """The UTF-16 column of code-point ``index`` in ``line``."""
+    if line.isascii():
+        return index
+    return utf16_len(line[:index])
+
+
+def index_of_utf16(line: str, col: int) -> int:
+    """The code-point index of UTF-16 column ``col`` in ``line`` (clamped to the line)."""
+    if line.isascii():
+        return max(0, min(col, len(line)))
+    units = 0
+    for i, ch in enumerate(line):
+        if units >= col:
+            return i
+        units += 2 if ord(ch) > 0xFFFF else 1
+    return len(line)
+
+
+def collapse(text: str) -> str:
+    """Whitespace runs folded to one space, ends stripped."""
+    return " ".join(text.split())

@@ -1,0 +1,37 @@
+"""POINTS: the one table of every number that changes the ranking, and the channel order.
+
+The order of ``CHANNELS`` is the order components are listed in within a hit (after points).
+The first eight channels and their points are the ranking contract (engine issue, section 5);
+channels after them are additions that never change what the contract's channels mean.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+POINTS = MappingProxyType(
+    {
+        "title-phrase": 10,  # once: the query's token sequence in the title or an alias
+        "title-term": 5,  # per term that is a title token
+        "alias-term": 4,  # per term that is an alias token but not a title token
+        "tag-term": 4,  # per term equal to a tag or a segment of a hierarchical tag
+        "body-term": 1,  # per occurrence, at most BODY_CAP per term
+        "synonym-term": 2,  # title/alias; SYNONYM_MINOR in tag/body; once per (term, field)
+        "stem-term": 1,  # per (term, field) matched only through the Porter stem
+        "graph-edge": 2,  # hop 1; GRAPH_HOP2 at hop 2 (only with --graph)
+        "prefix-term": 3,  # as-you-type: the last term is a prefix of a title/alias token
+    }
+)
+
+BODY_CAP = 3
+SYNONYM_MINOR = 1
+GRAPH_HOP2 = 1
+GRAPH_MAX_HOPS = 2
+PREFIX_ALIAS = 2  # prefix of an alias token only (not of a title token)
+PREFIX_MIN_CHARS = 1  # shortest partial term that counts as a prefix
+
+CHANNELS: tuple[str, ...] = tuple(POINTS)
+CHANNEL_RANK = MappingProxyType({name: i for i, name in enumerate(CHANNELS)})
+
+# Fields a term can match, in the order components name them.
+FIELDS: tuple[str, ...] = ("title", "alias", "tag", "body")
