@@ -80,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--limit", type=_positive_int, default=10, metavar="N", help="at most N hits (default 10)")
     s.add_argument("--json", action="store_true", help="print the result object as JSON")
 
+    j = sub.add_parser("jsonl", help="answer JSON-lines search requests on stdin, one result object per line")
+    j.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
+    j.add_argument("--limit", type=_positive_int, default=10, metavar="N", help="default limit per request")
+
     sub.add_parser("lsp", help="run the language server (see `vaultlens lsp --help`)", add_help=False)
     return parser
 
@@ -100,7 +104,39 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"search": cmd_search}
+def cmd_jsonl(args: argparse.Namespace) -> int:
+    """One vault load, then one JSON line in, one result object out (for scripts and evals).
+
+    A request is ``{"query": …, "limit"?, "type"?, "folder"?, "tag"?, "graph"?}``; a bad one is
+    answered with ``{"error": "…"}`` and the loop goes on.
+    """
+    import json
+
+    root = resolve_vault(args.vault)
+    vault, _listing = open_vault(root)
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+            if not isinstance(request, dict) or not isinstance(request.get("query"), str):
+                raise ValueError('a request is a JSON object with a string "query"')
+            limit = request.get("limit", args.limit)
+            if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+                raise ValueError('"limit" must be a whole number of at least 1')
+            query = parse_query(
+                request["query"], type=request.get("type"), folder=request.get("folder"),
+                tag=request.get("tag"), graph=bool(request.get("graph", False)), limit=limit,
+            )
+            payload = search_payload(vault, query, search(vault, query))
+        except ValueError as exc:
+            payload = {"error": str(exc)}
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+COMMANDS = {"search": cmd_search, "jsonl": cmd_jsonl}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

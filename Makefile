@@ -1,0 +1,29 @@
+# Two commands do all set-up on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test eval bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+## Install, then search the bundled example vault.
+run: $(STAMP)
+	$(BIN)/vaultlens search "how do I search my notes" --vault examples/vault
+	$(BIN)/vaultlens search "graph rag" --vault examples/vault --graph --limit 3 --json
+
+## Install, then run the whole test suite.
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+## Known-item evaluation on the shared dev sets (needs ../shared).
+eval: $(STAMP)
+	$(BIN)/python ../shared/eval/run_eval.py --stdio '$(BIN)/vaultlens jsonl --vault {vault} --limit {limit}'
+
+clean:
+	rm -rf $(VENV)
