@@ -35,3 +35,20 @@ CHANNEL_RANK = MappingProxyType({name: i for i, name in enumerate(CHANNELS)})
 
 # Fields a term can match, in the order components name them.
 FIELDS: tuple[str, ...] = ("title", "alias", "tag", "body")
+
+# Related pages (hover "Related pages", `vaultlens related`): why two pages belong together.
+RELATED_POINTS = MappingProxyType(
+    {
+        "links-to": 4,  # the page links to the candidate
+        "linked-from": 4,  # the candidate links to the page
+        "typed-edge": 3,  # per sources/related/depends_on predicate, either direction
+        "shared-tag": 2,  # per tag both pages carry
+        "co-cited": 1,  # per page that links to both; capped at RELATED_CAP
+        "shared-link": 1,  # per page both link to; capped at RELATED_CAP
+        "title-term": 1,  # per title token both titles share; capped at RELATED_CAP
+    }
+)
+RELATED_CHANNELS: tuple[str, ...] = tuple(RELATED_POINTS)
+RELATED_CHANNEL_RANK = MappingProxyType({name: i for i, name in enumerate(RELATED_CHANNELS)})
+RELATED_CAP = 3
+RELATED_FANOUT = 400  # a tag, link target or title token shared by more pages proposes no candidates
