@@ -99,3 +99,68 @@ def breakdown_table(matched: tuple[Match, ...]) -> str:
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def page_hover(vault: Vault, path: str, *, related_pages: bool = True, via: str | None = None) -> str:
+    """Markdown for hovering a link to ``path``: what the page is, its outline, why it relates."""
+    from .related import reasons, related
+    from .snippet import first_paragraph
+
+    page = vault.pages[path]
+    out = [f"### {page.title}", ""]
+    facts = [f"`{page.path}`"]
+    if page.type:
+        facts.append(f"type **{page.type}**")
+    backlinks = {s for s, _ in vault.backlinks(path) if s != path}
+    facts.append(f"{len(backlinks)} backlink{'s' if len(backlinks) != 1 else ''}")
+    out.append(" · ".join(facts))
+    if page.tags:
+        out.append("")
+        out.append("Tags: " + " ".join(f"#{t}" for t in page.tags))
+    if via == "alias":
+        out += ["", "_Resolved through an alias only: Obsidian does not follow this link._"]
+    para = first_paragraph(page)
+    if para:
+        out += ["", "> " + para]
+    if page.headings:
+        out += ["", "**Outline**", ""]
+        for h in page.headings[:12]:
+            out.append(f"{'  ' * (h.level - 1)}- {h.text}")
+        if len(page.headings) > 12:
+            out.append(f"- … {len(page.headings) - 12} more")
+    if related_pages:
+        rel = related(vault, path, 5)
+        if rel:
+            out += ["", "**Related pages**", "", "| page | score | why |", "|---|--:|---|"]
+            for hit in rel:
+                out.append(f"| {_cell(hit.page.title)} | {hit.score} | {_cell(reasons(hit.matched))} |")
+    return "\n".join(out)
+
+
+def unresolved_hover(vault: Vault, target: str, candidates: tuple[Hit, ...]) -> str:
+    """Markdown for a link that resolves to no page: say so, show the best candidates and why."""
+    out = [f"### No page named “{target}”", "", "This link resolves to no page in the vault."]
+    if candidates:
+        out += ["", "**Closest pages**", "", "| page | score | matched |", "|---|--:|---|"]
+        for hit in candidates:
+            why = ", ".join(f"{m.channel} {m.term}".strip() for m in hit.matched[:4])
+            out.append(f"| {_cell(hit.page.title)} (`{_cell(hit.page.path)}`) | {_number(hit.score)} | {_cell(why)} |")
+    return "\n".join(out)
+
+
+def tag_hover(vault: Vault, tag: str, limit: int = 8) -> str:
+    """Markdown for hovering a ``#tag``: how many pages carry it (or a tag below it), and the top ones."""
+    want = tag.casefold()
+    paths: set[str] = set()
+    for name, holders in vault.tag_pages.items():
+        if name == want or name.startswith(want + "/"):
+            paths.update(holders)
+    ranked = sorted(paths, key=lambda p: (-len({s for s, _ in vault.backlinks(p)}), vault.pages[p].title.casefold(), p))
+    out = [f"### #{tag}", "", f"{len(paths)} page{'s' if len(paths) != 1 else ''} carry this tag."]
+    if ranked:
+        out.append("")
+        for p in ranked[:limit]:
+            out.append(f"- {vault.pages[p].title} (`{p}`)")
+        if len(ranked) > limit:
+            out.append(f"- … {len(ranked) - limit} more")
+    return "\n".join(out)

@@ -63,3 +63,16 @@ def search(vault: Vault, query: Query) -> tuple[Hit, ...]:
         hit if hit.page.path in graph_only else replace(hit, snippet=make_snippet(hit.page, hit.matched))
         for hit in hits
     )
+
+
+def matching_headings(page, text: str) -> list:
+    """The page's sub-headings (level 2+) that contain every token of ``text``, in page order.
+
+    Shown under their page in workspace symbols; they never change the page ranking.
+    """
+    from .text import tokenize
+
+    words = set(tokenize(text))
+    if not words:
+        return []
+    return [h for h in page.headings if h.level > 1 and words <= set(tokenize(h.text))]

@@ -1,0 +1,48 @@
+"""``workspace/symbol``: pages ranked by the engine as the user types (prefix channel on)."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from engine.query import parse_query
+from engine.search import matching_headings, search
+
+from ..convert import ZERO_RANGE, path_to_uri, to_lsp_range
+from ..server import VaultServer
+
+
+def register(server: VaultServer) -> None:
+    """Register ``workspace/symbol``."""
+
+    @server.feature(types.WORKSPACE_SYMBOL)
+    def workspace_symbol(ls: VaultServer, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
+        out: list[types.WorkspaceSymbol] = []
+        for root in sorted(ls.vaults):
+            state = ls.vaults[root]
+            vault, limit = state.vault, state.settings.limit
+            if params.query.strip():
+                pages = [h.page for h in search(vault, parse_query(params.query, prefix=True, limit=limit))]
+            else:
+                pages = [vault.pages[p] for p in vault.sorted_paths()[:limit]]
+            for page in pages:
+                uri = path_to_uri(state.abs(page.path))
+                folder = page.path.rsplit("/", 1)[0] if "/" in page.path else ""
+                out.append(
+                    types.WorkspaceSymbol(
+                        name=page.title,
+                        kind=types.SymbolKind.File,
+                        location=types.Location(uri=uri, range=ZERO_RANGE),
+                        container_name=folder or None,
+                    )
+                )
+                for heading in matching_headings(page, params.query):
+                    out.append(
+                        types.WorkspaceSymbol(
+                            name=f"{page.title} › {heading.text}",
+                            kind=types.SymbolKind.String,
+                            location=types.Location(uri=uri, range=to_lsp_range(heading.span)),
+                            container_name=page.title,
+                        )
+                    )
+        return out
+

@@ -1,0 +1,158 @@
+"""Settings: frozen, every field defaulted, read from ``.vaultlens.toml`` and the client.
+
+Precedence, lowest first: defaults, the vault's ``.vaultlens.toml``, ``initializationOptions``,
+then ``workspace/configuration`` (section ``vaultlens``). Keys may be camelCase or snake_case,
+flat (``linkStyle``) or in sections (``completion.linkStyle``). A bad value is reported as a
+warning and the previous value kept. ``.obsidian/app.json`` supplies the new-note and
+attachment folders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SETTINGS_FILE = ".vaultlens.toml"
+LINK_STYLES = ("auto", "title", "filename", "path")
+LINK_ORDERS = ("auto", "target-first", "label-first")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting the server reads; see README.md "Settings" for each key."""
+
+    exclude: tuple[str, ...] = ()
+    limit: int = 50
+    link_style: str = "auto"
+    link_order: str = "auto"
+    hover_related: bool = True
+    new_note_folder: str = ""
+    attachment_folder: str = ""
+
+
+# Accepted spellings (after snake-casing and dropping section dots) for each field.
+_ALIASES = {
+    "exclude": "exclude",
+    "excluded": "exclude",
+    "limit": "limit",
+    "completion_limit": "limit",
+    "symbol_limit": "limit",
+    "result_limit": "limit",
+    "link_style": "link_style",
+    "completion_link_style": "link_style",
+    "link_order": "link_order",
+    "links_order": "link_order",
+    "hover_related": "hover_related",
+    "hover_relations": "hover_related",
+    "new_note_folder": "new_note_folder",
+    "attachment_folder": "attachment_folder",
+}
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower().replace("-", "_")
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{_snake(str(key))}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, name + "_"))
+        else:
+            out[name] = value
+    return out
+
+
+def _coerce(name: str, value: Any) -> Any:
+    if name == "exclude":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError("a list of glob strings")
+        return tuple(value)
+    if name == "limit":
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000:
+            raise ValueError("a whole number from 1 to 1000")
+        return value
+    if name == "link_style":
+        if value not in LINK_STYLES:
+            raise ValueError("one of " + ", ".join(LINK_STYLES))
+        return value
+    if name == "link_order":
+        if value not in LINK_ORDERS:
+            raise ValueError("one of " + ", ".join(LINK_ORDERS))
+        return value
+    if name == "hover_related":
+        if not isinstance(value, bool):
+            raise ValueError("true or false")
+        return value
+    if not isinstance(value, str):
+        raise ValueError("a folder path")
+    return value.strip("/")
+
+
+def merge(base: Settings, data: Any, source: str) -> tuple[Settings, list[str]]:
+    """``base`` with the keys of ``data`` applied; warnings name the source and the bad key."""
+    if data is None:
+        return base, []
+    if not isinstance(data, dict):
+        return base, [f"{source}: settings must be an object, got {type(data).__name__}"]
+    flat = _flatten(data)
+    if "vaultlens" in data and isinstance(data["vaultlens"], dict):
+        flat.update(_flatten(data["vaultlens"]))
+    changes: dict[str, Any] = {}
+    warnings = []
+    for key, value in flat.items():
+        key = key.removeprefix("vaultlens_")
+        name = _ALIASES.get(key)
+        if name is None:
+            continue
+        try:
+            changes[name] = _coerce(name, value)
+        except ValueError as exc:
+            warnings.append(f"{source}: {key} must be {exc}; keeping {getattr(base, name)!r}")
+    return replace(base, **changes), warnings
+
+
+def load_vault_settings(root: str, base: Settings | None = None) -> tuple[Settings, list[str]]:
+    """Defaults, then ``.obsidian/app.json`` folders, then the vault's ``.vaultlens.toml``."""
+    settings = base or Settings()
+    warnings: list[str] = []
+    app = os.path.join(root, ".obsidian", "app.json")
+    if os.path.isfile(app):
+        try:
+            with open(app, encoding="utf-8") as fh:
+                data = json.load(fh)
+            if isinstance(data, dict):
+                if isinstance(data.get("newFileFolderPath"), str) and data.get("newFileLocation") == "folder":
+                    settings = replace(settings, new_note_folder=data["newFileFolderPath"].strip("/"))
+                if isinstance(data.get("attachmentFolderPath"), str):
+                    settings = replace(settings, attachment_folder=data["attachmentFolderPath"].strip("/"))
+        except (OSError, ValueError) as exc:
+            warnings.append(f".obsidian/app.json: not read ({exc})")
+    path = os.path.join(root, SETTINGS_FILE)
+    if os.path.isfile(path):
+        try:
+            with open(path, "rb") as fh:
+                data = tomllib.load(fh)
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            warnings.append(f"{SETTINGS_FILE}: not read ({exc}); using defaults")
+        else:
+            settings, more = merge(settings, data, SETTINGS_FILE)
+            warnings += more
+    return settings, warnings
+
+
+def describe(settings: Settings) -> dict[str, Any]:
+    """The settings as plain data (for logs and tests)."""
+    return {f.name: getattr(settings, f.name) for f in fields(settings)}
