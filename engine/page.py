@@ -40,6 +40,9 @@ _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 _TAG = re.compile(r"(?:^|(?<=[\s(,;]))#([^\W\d_/-][\w/\-]*|[\w/\-]*[^\W\d_/-][\w/\-]*)")
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9\-]+)[ \t]*$")
 _WIKI_IN_VALUE = re.compile(r"^\s*!?\[\[(.*)\]\]\s*$")
+# YAML errors whose problem mark is where the parser gave up (often the end of the frontmatter),
+# while the context mark is the quote or bracket that was never closed.
+_UNCLOSED_CONTEXTS = ("while scanning a quoted scalar", "while parsing a flow")
 
 
 def parse_page(path: str, data: str | bytes, *, label_first: bool = False) -> Page:
@@ -48,7 +51,9 @@ def parse_page(path: str, data: str | bytes, *, label_first: bool = False) -> Pa
     ``label_first`` reads ``[[label|target]]`` (Dendron) instead of ``[[target|label]]``.
     """
     problems: list[Problem] = []
-    size = len(data)
+    # Size in UTF-8 bytes whether the text came from disk (bytes) or an editor (str), so the
+    # same file gets the same page, and the same large-page cut-off, either way.
+    size = len(data) if isinstance(data, bytes) or data.isascii() else len(data.encode("utf-8", "surrogatepass"))
     stem = path.rsplit("/", 1)[-1]
     if stem.lower().endswith(".md"):
         stem = stem[:-3]
@@ -134,6 +139,9 @@ def _frontmatter(lines: list[str], problems: list[Problem]) -> tuple[dict[str, A
         loaded = yaml.load(source, Loader=_SafeLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        context = getattr(exc, "context", None) or ""
+        if context.startswith(_UNCLOSED_CONTEXTS) and getattr(exc, "context_mark", None) is not None:
+            mark = exc.context_mark  # an unclosed quote or bracket: point at where it opens
         line = 1 + (mark.line if mark is not None else 0)
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         problems.append(Problem("frontmatter-yaml", f"malformed YAML frontmatter: {reason}", min(line, close)))
@@ -339,8 +347,12 @@ def _scan_body(lines: list[str], first: int, label_first: bool) -> _Scan:
         if "[" in line:
             _links_in_line(line, lineno, label_first, scan.links)
         if "#" in line:
+            # A Markdown link's destination is a URL: its `#fragment` is not a tag.
+            dests = [d.span(3) for d in _MDLINK.finditer(line)] if "](" in line else []
             for m in _TAG.finditer(line):
                 name = m.group(1).rstrip("/")
+                if any(a <= m.start() < b for a, b in dests):
+                    continue
                 if name and not (heading_level and m.start() == 0):
                     scan.tags.append(
                         Tag(name, Span(lineno, utf16_col(line, m.start()), lineno, utf16_col(line, m.end())))
@@ -398,6 +410,8 @@ def _split_inner(inner: str, label_first: bool) -> tuple[str, str | None, str | 
         else:
             inner, label = left, right.strip()
     inner = inner.rstrip("\\")  # `[[T\|label]]` inside tables
+    if inner.startswith("dendron://"):  # Dendron cross-vault link: dendron://<vault>/<note>
+        inner = inner[len("dendron://") :].split("/", 1)[-1]
     heading = block = None
     if "#" in inner:
         inner, anchor = inner.split("#", 1)

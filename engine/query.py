@@ -44,7 +44,10 @@ def parse_query(
     limit: int = 10,
     prefix: bool = False,
 ) -> Query:
-    """Build a Query from free text and filter options."""
+    """Build a Query from free text and filter options (ValueError for a filter that is not text)."""
+    for name, value in (("type", type), ("folder", folder), ("tag", tag)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f'"{name}" must be a string')
     return Query(
         text=text,
         terms=query_terms(text),

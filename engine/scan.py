@@ -157,15 +157,23 @@ def open_vault(root: str, *, exclude: Iterable[str] = (), link_order: str = "aut
 
 
 def detect_label_first(vault: Vault) -> bool:
-    """Whether piped links read as ``[[label|target]]`` resolve clearly more often (Dendron)."""
-    as_target = as_label = 0
+    """Whether piped links read as ``[[label|target]]`` resolve clearly more often (Dendron).
+
+    Counts the piped links where only one side resolves: labels often repeat a title, so links
+    where both sides resolve say nothing about the order.
+    """
+    only_target = only_label = 0
     for path in vault.sorted_paths():
         for link in vault.pages[path].links:
             if link.kind != "wiki" or not link.label:
                 continue
-            if vault.resolve(link.target, path).path is not None:
-                as_target += 1
+            left = vault.resolve(link.target, path).path is not None
             other = link.label.split("#", 1)[0]
-            if other and vault.resolve(other, path).path is not None:
-                as_label += 1
-    return as_label > 2 * as_target and as_label >= 3
+            if other.startswith("dendron://"):
+                other = other[len("dendron://") :].split("/", 1)[-1]
+            right = bool(other) and vault.resolve(other, path).path is not None
+            if left and not right:
+                only_target += 1
+            elif right and not left:
+                only_label += 1
+    return only_label > 2 * only_target and only_label >= 3

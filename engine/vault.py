@@ -73,7 +73,8 @@ class Vault:
         self.stem_tokens: dict[str, set[str]] = {}
         self.name_postings: dict[str, set[str]] = {}  # title and alias tokens only
         self.sorted_name_tokens: list[str] = []
-        self.by_path: dict[str, str] = {}
+        self.by_path: dict[str, str] = {}  # casefolded path without .md -> the first of _path_holders
+        self._path_holders: dict[str, set[str]] = {}  # pages whose paths differ only in case
         self.by_stem: dict[str, set[str]] = {}
         self.by_title: dict[str, set[str]] = {}
         self.by_alias: dict[str, set[str]] = {}
@@ -116,7 +117,10 @@ class Vault:
                 holders = self.name_postings[token] = set()
                 bisect.insort(self.sorted_name_tokens, token)
             holders.add(path)
-        self.by_path[_noext(path).casefold()] = path
+        key = _noext(path).casefold()
+        holders = self._path_holders.setdefault(key, set())
+        holders.add(path)
+        self.by_path[key] = min(holders, key=_by_len_then_path)
         for key, index in self._name_keys(page):
             index.setdefault(key, set()).add(path)
         for key in self._link_keys(page):
@@ -154,8 +158,12 @@ class Vault:
                 i = bisect.bisect_left(self.sorted_name_tokens, token)
                 if i < len(self.sorted_name_tokens) and self.sorted_name_tokens[i] == token:
                     del self.sorted_name_tokens[i]
-        if self.by_path.get(_noext(path).casefold()) == path:
-            del self.by_path[_noext(path).casefold()]
+        key = _noext(path).casefold()
+        _discard(self._path_holders, key, path)
+        if key in self._path_holders:  # another page's path differs only in case: it takes over
+            self.by_path[key] = min(self._path_holders[key], key=_by_len_then_path)
+        else:
+            self.by_path.pop(key, None)
         for key, index in self._name_keys(page):
             _discard(index, key, path)
         for key in self._link_keys(page):
@@ -226,7 +234,8 @@ class Vault:
             for candidate in tries:
                 if candidate == ".." or candidate.startswith("../") or candidate.startswith("/"):
                     continue  # never outside the vault
-                hit = self.by_path.get(candidate.casefold())
+                exact = candidate + ".md"  # the page spelled exactly so wins over one differing in case
+                hit = exact if exact in self.pages else self.by_path.get(candidate.casefold())
                 if hit is not None:
                     return Resolution(hit, "path", (hit,))
             if "/" in noext and not noext.startswith(("./", "../")):

@@ -26,6 +26,14 @@ from .settings import SETTINGS_FILE
 
 log = logging.getLogger("vaultlens")
 BATCH = 250
+FILE_OPERATIONS = types.FileOperationRegistrationOptions(
+    filters=[
+        types.FileOperationFilter(pattern=types.FileOperationPattern(glob="**/*.md")),
+        types.FileOperationFilter(
+            pattern=types.FileOperationPattern(glob="**/*", matches=types.FileOperationPatternKind.Folder)
+        ),
+    ]
+)
 
 
 def register(server: VaultServer) -> None:
@@ -105,17 +113,17 @@ def register(server: VaultServer) -> None:
             state, rel = found
             _disk_changed(ls, state, rel)
 
-    @server.feature(types.WORKSPACE_DID_CREATE_FILES)
+    @server.feature(types.WORKSPACE_DID_CREATE_FILES, FILE_OPERATIONS)
     def did_create_files(ls: VaultServer, params: types.CreateFilesParams) -> None:
         for f in params.files:
             _disk_event(ls, f.uri)
 
-    @server.feature(types.WORKSPACE_DID_DELETE_FILES)
+    @server.feature(types.WORKSPACE_DID_DELETE_FILES, FILE_OPERATIONS)
     def did_delete_files(ls: VaultServer, params: types.DeleteFilesParams) -> None:
         for f in params.files:
             _disk_event(ls, f.uri)
 
-    @server.feature(types.WORKSPACE_DID_RENAME_FILES)
+    @server.feature(types.WORKSPACE_DID_RENAME_FILES, FILE_OPERATIONS)
     def did_rename_files(ls: VaultServer, params: types.RenameFilesParams) -> None:
         for f in params.files:
             _disk_event(ls, f.old_uri)
