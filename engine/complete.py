@@ -12,7 +12,7 @@ from .model import Hit, Page
 from .query import parse_query
 from .render import link_target
 from .search import search
-from .text import index_of_utf16, utf16_col
+from .text import index_of_utf16, tokenize, utf16_col
 from .vault import Vault
 
 
@@ -22,7 +22,8 @@ class LinkContext:
 
     ``typed`` is the text the completion replaces (from ``start`` to the cursor, UTF-16 columns);
     ``target`` is the page part before ``#`` for heading and block completion; ``closed`` says
-    ``]]`` already follows the cursor.
+    this link's ``]]`` already stands after the cursor (before any next ``[[``), and ``tail`` is
+    the link text between the cursor and that ``]]`` (empty when not closed).
     """
 
     kind: str
@@ -31,6 +32,16 @@ class LinkContext:
     start: int
     end: int
     closed: bool
+    tail: str = ""
+
+    def finish(self, text: str) -> str:
+        """``text`` plus the ``]]`` the link still lacks (nothing when it is already closed)."""
+        return text if self.closed else text + "]]"
+
+    def page_text(self, choice: PageChoice) -> str:
+        """What a page choice inserts here: the bare target when the link already goes on with
+        ``|label`` or ``#anchor`` after the cursor (so they are kept, not doubled)."""
+        return self.finish(choice.target if self.tail[:1] in ("|", "#") else choice.insert)
 
 
 def link_context(line: str, col: int) -> LinkContext | None:
@@ -44,25 +55,33 @@ def link_context(line: str, col: int) -> LinkContext | None:
     inner = before[inner_start:]
     if "|" in inner:
         return None  # typing a label: nothing to complete
-    closed = line[cursor:].startswith("]]")
+    rest = line[cursor:]
+    close_at, reopen = rest.find("]]"), rest.find("[[")
+    closed = close_at >= 0 and (reopen < 0 or close_at < reopen)
+    tail = rest[:close_at] if closed else ""
     end = utf16_col(line, cursor)
     if "#" in inner:
         target, anchor = inner.split("#", 1)
         anchor_start = inner_start + len(target) + 1
         if anchor.startswith("^"):
-            return LinkContext("block", anchor[1:], target, utf16_col(line, anchor_start + 1), end, closed)
-        return LinkContext("heading", anchor, target, utf16_col(line, anchor_start), end, closed)
-    return LinkContext("page", inner, "", utf16_col(line, inner_start), end, closed)
+            return LinkContext("block", anchor[1:], target, utf16_col(line, anchor_start + 1), end, closed, tail)
+        return LinkContext("heading", anchor, target, utf16_col(line, anchor_start), end, closed, tail)
+    return LinkContext("page", inner, "", utf16_col(line, inner_start), end, closed, tail)
 
 
 @dataclass(frozen=True, slots=True)
 class PageChoice:
-    """One ranked page for ``[[`` completion: what to insert and why it ranked."""
+    """One ranked page for ``[[`` completion: what to insert and why it ranked.
+
+    ``insert`` is the link text (``target|label`` when a label is shown); ``target`` the bare
+    link target.
+    """
 
     hit: Hit
     label: str
     insert: str
     alias: str | None
+    target: str = ""
 
 
 def _alias_matched(hit: Hit) -> str | None:
@@ -78,7 +97,8 @@ def _alias_matched(hit: Hit) -> str | None:
     if not words:
         return None
     for alias in hit.page.aliases:
-        if any(w in alias.casefold() for w in words):
+        tokens = tokenize(alias)  # whole tokens: "rag" must not pick the alias "Storage"
+        if any(w in tokens for w in words):
             return alias
     return None
 
@@ -100,7 +120,7 @@ def page_choices(vault: Vault, typed: str, limit: int, style: str = "auto") -> l
             insert = f"{shown}|{target}" if vault.label_first else f"{target}|{shown}"
         else:
             insert = target
-        out.append(PageChoice(hit, label, insert, alias))
+        out.append(PageChoice(hit, label, insert, alias, target))
     return out
 
 

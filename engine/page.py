@@ -53,7 +53,10 @@ def parse_page(path: str, data: str | bytes, *, label_first: bool = False) -> Pa
     problems: list[Problem] = []
     # Size in UTF-8 bytes whether the text came from disk (bytes) or an editor (str), so the
     # same file gets the same page, and the same large-page cut-off, either way.
-    size = len(data) if isinstance(data, bytes) or data.isascii() else len(data.encode("utf-8", "surrogatepass"))
+    if isinstance(data, bytes) or data.isascii():
+        size = len(data)
+    else:
+        size = len(data.encode("utf-8", "surrogatepass"))
     stem = path.rsplit("/", 1)[-1]
     if stem.lower().endswith(".md"):
         stem = stem[:-3]
@@ -326,26 +329,30 @@ def _scan_body(lines: list[str], first: int, label_first: bool) -> _Scan:
             in_list = False
         prev_blank = False
 
+        # Masking keeps code-point indexes but not UTF-16 widths (an emoji in code becomes one
+        # space), so columns are always counted on the line as written, ``source``.
+        source = line
         if "`" in line:
             line = _mask_inline_code(line)
 
         heading_level = 0
         if stripped.startswith("#"):
-            m = _ATX.match(line)
+            m = _ATX.match(source)  # heading text keeps its inline code
             if m:
                 heading_level = len(m.group(1))
                 text = _ATX_CLOSE.sub("", m.group(2) or "").strip()
-                scan.headings.append(Heading(heading_level, text, Span(lineno, 0, lineno, utf16_col(line, len(line)))))
+                span = Span(lineno, 0, lineno, utf16_col(source, len(source)))
+                scan.headings.append(Heading(heading_level, text, span))
         elif prev_paragraph is not None and (stripped[0] in "=-") and _SETEXT.match(line):
             pline, ptext = prev_paragraph
             level = 1 if stripped[0] == "=" else 2
             scan.headings.append(Heading(level, ptext.strip(), Span(pline, 0, pline, utf16_col(ptext, len(ptext)))))
             prev_paragraph = None
             continue
-        prev_paragraph = None if (heading_level or is_item or in_list) else (lineno, line)
+        prev_paragraph = None if (heading_level or is_item or in_list) else (lineno, source)
 
         if "[" in line:
-            _links_in_line(line, lineno, label_first, scan.links)
+            _links_in_line(line, lineno, label_first, scan.links, source)
         if "#" in line:
             # A Markdown link's destination is a URL: its `#fragment` is not a tag.
             dests = [d.span(3) for d in _MDLINK.finditer(line)] if "](" in line else []
@@ -355,7 +362,7 @@ def _scan_body(lines: list[str], first: int, label_first: bool) -> _Scan:
                     continue
                 if name and not (heading_level and m.start() == 0):
                     scan.tags.append(
-                        Tag(name, Span(lineno, utf16_col(line, m.start()), lineno, utf16_col(line, m.end())))
+                        Tag(name, Span(lineno, utf16_col(source, m.start()), lineno, utf16_col(source, m.end())))
                     )
         if "^" in line:
             bm = _BLOCK_ID.search(line)
@@ -423,7 +430,8 @@ def _split_inner(inner: str, label_first: bool) -> tuple[str, str | None, str | 
     return inner.strip(), heading, block, (label or None)
 
 
-def _links_in_line(line: str, lineno: int, label_first: bool, out: list[Link]) -> None:
+def _links_in_line(line: str, lineno: int, label_first: bool, out: list[Link], source: str) -> None:
+    """Links in ``line`` (inline code masked); UTF-16 columns are counted on ``source``."""
     found: list[tuple[int, Link]] = []
     if "[[" in line:
         for m in _WIKILINK.finditer(line):
@@ -438,8 +446,8 @@ def _links_in_line(line: str, lineno: int, label_first: bool, out: list[Link]) -
             lead = len(line[tstart:]) - len(line[tstart:].lstrip())
             tstart += lead
             tend = tstart + len(target)
-            span = Span(lineno, utf16_col(line, m.start()), lineno, utf16_col(line, m.end()))
-            tspan = Span(lineno, utf16_col(line, tstart), lineno, utf16_col(line, tend))
+            span = Span(lineno, utf16_col(source, m.start()), lineno, utf16_col(source, m.end()))
+            tspan = Span(lineno, utf16_col(source, tstart), lineno, utf16_col(source, tend))
             found.append((m.start(), Link(kind, target, heading, block, label, span, tspan, m.group(0))))
     if "](" in line:
         for m in _MDLINK.finditer(line):
@@ -461,9 +469,9 @@ def _links_in_line(line: str, lineno: int, label_first: bool, out: list[Link]) -
                 else:
                     heading = unquote(anchor)
             kind = "embed" if m.group(1) else "md"
-            span = Span(lineno, utf16_col(line, m.start()), lineno, utf16_col(line, m.end()))
+            span = Span(lineno, utf16_col(source, m.start()), lineno, utf16_col(source, m.end()))
             ds = m.start(3) + (1 if m.group(3).startswith("<") else 0)
-            tspan = Span(lineno, utf16_col(line, ds), lineno, utf16_col(line, ds + len(dest)))
+            tspan = Span(lineno, utf16_col(source, ds), lineno, utf16_col(source, ds + len(dest)))
             found.append((m.start(), Link(kind, target, heading, block, m.group(2) or None, span, tspan, m.group(0))))
     found.sort(key=lambda item: item[0])
     out.extend(link for _, link in found)

@@ -156,7 +156,7 @@ def tag_hover(vault: Vault, tag: str, limit: int = 8) -> str:
         if name == want or name.startswith(want + "/"):
             paths.update(holders)
     ranked = sorted(paths, key=lambda p: (-len({s for s, _ in vault.backlinks(p)}), vault.pages[p].title.casefold(), p))
-    out = [f"### #{tag}", "", f"{len(paths)} page{'s' if len(paths) != 1 else ''} carry this tag."]
+    out = [f"### #{tag}", "", f"{len(paths)} page{'s carry' if len(paths) != 1 else ' carries'} this tag."]
     if ranked:
         out.append("")
         for p in ranked[:limit]:

@@ -81,6 +81,7 @@ def search_args_from_params(params: Any) -> dict[str, Any]:
     uri = data.get("uri")
     if uri is not None and not isinstance(uri, str):
         raise JsonRpcInvalidParams('"uri" must be a string')
+    out["uri"] = uri  # popped by the handler to pick the vault; not a parse_query argument
     unknown = sorted(set(data) - {"query", "type", "folder", "tag", "graph", "limit", "uri"})
     if unknown:
         raise JsonRpcInvalidParams("unknown parameter(s): " + ", ".join(unknown))

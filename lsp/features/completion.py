@@ -46,7 +46,6 @@ def register(server: VaultServer) -> None:
         ctx = link_context(line, params.position.character)
         if ctx is None:
             return None
-        close = "" if ctx.closed else "]]"
         items: list[types.CompletionItem] = []
         if ctx.kind == "page":
             choices = page_choices(state.vault, ctx.typed, state.settings.limit, state.settings.link_style)
@@ -65,7 +64,7 @@ def register(server: VaultServer) -> None:
                         documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc_md),
                         sort_text=f"{rank:05d}",
                         filter_text=f"{ctx.typed}{choice.label}" if ctx.typed else choice.label,
-                        text_edit=_edit(line_no, ctx.start, ctx.end, choice.insert + close),
+                        text_edit=_edit(line_no, ctx.start, ctx.end, ctx.page_text(choice)),
                         label_details=types.CompletionItemLabelDetails(description=hit.page.path),
                     )
                 )
@@ -78,7 +77,7 @@ def register(server: VaultServer) -> None:
                         detail="#" * level,
                         sort_text=f"{rank:05d}",
                         filter_text=f"{ctx.typed}{text}" if ctx.typed else text,
-                        text_edit=_edit(line_no, ctx.start, ctx.end, text + close),
+                        text_edit=_edit(line_no, ctx.start, ctx.end, ctx.finish(text)),
                     )
                 )
         else:
@@ -90,7 +89,7 @@ def register(server: VaultServer) -> None:
                         detail=text[:80],
                         sort_text=f"{rank:05d}",
                         filter_text=f"{ctx.typed}{block_id}" if ctx.typed else block_id,
-                        text_edit=_edit(line_no, ctx.start, ctx.end, block_id + close),
+                        text_edit=_edit(line_no, ctx.start, ctx.end, ctx.finish(block_id)),
                     )
                 )
         return types.CompletionList(is_incomplete=True, items=items)

@@ -1,0 +1,43 @@
+"""Shared set-up for every test layer: the repository root on ``sys.path``, hypothesis profiles.
+
+The engine test helpers live in ``tests/engine/vaultkit.py``; this file puts that folder on
+``sys.path`` so ``tests/property`` can import them too (the test folders are not packages).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ENGINE_TESTS = Path(__file__).resolve().parent / "engine"
+
+# The repo root first: without it ``import engine`` could find the namespace folder tests/engine
+# (the package is installed editable, through a finder that comes after sys.path).
+for entry in (str(ENGINE_TESTS), str(REPO_ROOT)):
+    if entry in sys.path:
+        sys.path.remove(entry)
+    sys.path.insert(0, entry)
+
+import pytest  # noqa: E402
+
+# Plain asserts in the shared helpers report their values like asserts in test modules.
+pytest.register_assert_rewrite("vaultkit")
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # pragma: no cover - hypothesis is a test dependency
+    pass
+else:
+    # Derandomized: the same examples on every machine and every run, so CI never flakes.
+    settings.register_profile(
+        "vaultlens",
+        derandomize=True,
+        deadline=None,
+        max_examples=60,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    settings.register_profile("thorough", derandomize=False, deadline=None, max_examples=1000)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "vaultlens"))

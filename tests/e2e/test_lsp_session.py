@@ -1,0 +1,94 @@
+"""Initialise, the advertised capabilities, watcher registration, indexing progress, settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from e2e_support import (
+    CAPABILITIES,
+    EXAMPLE_VAULT,
+    copy_vault,
+    index_reports,
+    start_session,
+    symbols,
+    wiki_search,
+    write_vault,
+)
+from engine.scan import list_pages
+
+
+async def test_initialize_advertises_the_features(bare_client: LanguageClient, vault: Path):
+    result = await start_session(bare_client, vault)
+    caps = result.capabilities
+    assert result.server_info is not None and result.server_info.name == "vaultlens"
+    assert caps.position_encoding == types.PositionEncodingKind.Utf16
+    assert caps.text_document_sync.change == types.TextDocumentSyncKind.Incremental
+    assert caps.text_document_sync.open_close is True
+    assert set(caps.completion_provider.trigger_characters) == {"[", "#", "^", "|"}
+    assert caps.hover_provider
+    assert caps.workspace_symbol_provider
+
+
+async def test_file_watchers_are_registered_dynamically(client: LanguageClient):
+    [registration] = client.registrations
+    assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+    globs = [w["globPattern"] for w in registration.register_options["watchers"]]
+    assert "**/*.md" in globs
+
+
+async def test_indexing_reports_progress_with_page_counts(client: LanguageClient, vault: Path):
+    n = len(list_pages(str(vault)).paths)
+    assert n == 33
+    [(token, reports)] = index_reports(client).items()
+    begin, *middle, end = reports
+    assert isinstance(begin, types.WorkDoneProgressBegin)
+    assert begin.title == "Indexing vault"
+    assert begin.percentage == 0
+    assert middle and all(isinstance(r, types.WorkDoneProgressReport) for r in middle)
+    assert middle[-1].message == f"{n}/{n} pages"
+    assert middle[-1].percentage == 100
+    assert isinstance(end, types.WorkDoneProgressEnd)
+    assert end.message == f"{n} pages indexed"
+    # the bundled vault is clean: no warnings about vocabulary or settings
+    assert [m.message for m in client.log_messages if m.type <= types.MessageType.Warning] == []
+
+
+async def test_progress_reports_each_batch(bare_client: LanguageClient, tmp_path: Path):
+    """600 pages arrive in batches of 250: one report per batch, counts and percentages rising."""
+    files = {f"notes/page-{i:03d}.md": f"# Note {i}\n\nSome words about topic {i % 7}.\n" for i in range(600)}
+    root = write_vault(tmp_path / "big", files)
+    await start_session(bare_client, root)
+    [(_token, reports)] = index_reports(bare_client).items()
+    kinds = [r.kind for r in reports]
+    assert kinds == ["begin", "report", "report", "report", "end"]
+    assert [r.message for r in reports[1:4]] == ["250/600 pages", "500/600 pages", "600/600 pages"]
+    assert [r.percentage for r in reports[1:4]] == [41, 83, 100]
+    assert reports[-1].message == "600 pages indexed"
+    result = await wiki_search(bare_client, {"query": "note 599", "limit": 1})
+    assert result["hits"][0]["file"] == "notes/page-599.md"
+
+
+async def test_no_progress_without_the_client_capability(bare_client: LanguageClient, vault: Path):
+    caps = types.ClientCapabilities(
+        window=types.WindowClientCapabilities(work_done_progress=False),
+        text_document=CAPABILITIES.text_document,
+    )
+    await bare_client.initialize_session(types.InitializeParams(capabilities=caps, root_uri=vault.as_uri()))
+    result = await wiki_search(bare_client, {"query": "graph rag", "limit": 1})
+    assert result["hits"][0]["title"] == "Graph RAG"
+    assert bare_client.progress_reports == {}
+    assert bare_client.registrations == []  # no dynamic registration offered, none asked for
+
+
+async def test_vault_settings_file_is_read(bare_client: LanguageClient, tmp_path: Path):
+    """``.vaultlens.toml`` sets the result limit; a bad value is logged and the default kept."""
+    root = copy_vault(EXAMPLE_VAULT, tmp_path / "vault")
+    (root / ".vaultlens.toml").write_text('limit = 3\nlinkStyle = "sideways"\n', encoding="utf-8")
+    await start_session(bare_client, root)
+    found = await symbols(bare_client, "rag")
+    assert len([s for s in found if s.kind == types.SymbolKind.File]) == 3
+    warnings = [m.message for m in bare_client.log_messages if m.type == types.MessageType.Warning]
+    assert warnings == [".vaultlens.toml: link_style must be one of auto, title, filename, path; keeping 'auto'"]

@@ -1,0 +1,582 @@
+"""The ranking contract: every channel and its points, component order, hit order, filters,
+the vocabulary, the --graph walk and snippets.
+
+Components are written as (channel, term, hits, points, field, via) tuples.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from vaultkit import (
+    build_vault,
+    check_ranking,
+    check_ranking_contract,
+    components,
+    hits_for,
+    only_hit,
+    payload_text,
+)
+
+import engine.search
+from engine.query import normalize_folder, parse_query
+from engine.snippet import SNIPPET_CHARS
+from engine.vocabulary import parse_vocabulary
+from engine.weights import BODY_CAP, CHANNELS, GRAPH_HOP2, POINTS, SYNONYM_MINOR
+
+VOCABULARY = "---\ngroups:\n  - canonical: automobile\n    variants: [car, auto]\n---\n"
+
+
+def test_points_table_is_the_contract():
+    assert dict(POINTS) == {
+        "title-phrase": 10,
+        "title-term": 5,
+        "alias-term": 4,
+        "tag-term": 4,
+        "body-term": 1,
+        "synonym-term": 2,
+        "stem-term": 1,
+        "graph-edge": 2,
+        "prefix-term": 3,
+    }
+    assert CHANNELS[:8] == (
+        "title-phrase", "title-term", "alias-term", "tag-term", "body-term", "synonym-term", "stem-term", "graph-edge",
+    )
+    assert (BODY_CAP, SYNONYM_MINOR, GRAPH_HOP2) == (3, 1, 1)
+    with pytest.raises(TypeError):
+        POINTS["title-term"] = 50  # type: ignore[index]
+
+
+# --- one channel at a time -------------------------------------------------------------------
+
+
+def test_title_phrase_and_title_terms():
+    hit = only_hit({"Graph RAG.md": "unrelated body"}, "graph rag", "Graph RAG.md")
+    assert components(hit) == [
+        ("title-phrase", "", 1, 10, "", ""),
+        ("title-term", "graph", 1, 5, "", ""),
+        ("title-term", "rag", 1, 5, "", ""),
+    ]
+    assert hit.score == 20
+
+
+def test_title_phrase_counts_once_and_needs_the_tokens_in_order():
+    twice = only_hit({"p.md": "---\ntitle: Graph RAG and Graph RAG\n---\n"}, "graph rag", "p.md")
+    assert [c[0] for c in components(twice)].count("title-phrase") == 1
+    assert twice.score == 20
+    reversed_ = only_hit({"p.md": "---\ntitle: RAG Graph\n---\n"}, "graph rag", "p.md")
+    gapped = only_hit({"p.md": "---\ntitle: Graph of RAG\n---\n"}, "graph rag", "p.md")
+    for hit in (reversed_, gapped):
+        assert [c[0] for c in components(hit)] == ["title-term", "title-term"]
+
+
+def test_title_phrase_in_an_alias_names_the_alias():
+    files = {"rag.md": "---\ntitle: RAG\naliases: [Retrieval Augmented Generation, Other]\n---\n"}
+    hit = only_hit(files, "Retrieval augmented", "rag.md")
+    assert components(hit) == [
+        ("title-phrase", "Retrieval Augmented Generation", 1, 10, "", ""),
+        ("alias-term", "augmented", 1, 4, "", ""),
+        ("alias-term", "retrieval", 1, 4, "", ""),
+    ]
+
+
+def test_title_phrase_prefers_the_title_and_fires_once_over_several_aliases():
+    files = {"p.md": "---\ntitle: Deep Learning\naliases: [deep learning, Deep Learning Notes]\n---\n"}
+    hit = only_hit(files, "deep learning", "p.md")
+    assert [c[:2] for c in components(hit)] == [
+        ("title-phrase", ""),
+        ("title-term", "deep"),
+        ("title-term", "learning"),
+    ]
+    files = {"p.md": "---\ntitle: DL\naliases: [deep learning, Deep Learning Notes]\n---\n"}
+    hit = only_hit(files, "deep learning", "p.md")
+    assert [c[:2] for c in components(hit) if c[0] == "title-phrase"] == [("title-phrase", "deep learning")]
+
+
+def test_alias_term_only_for_terms_not_in_the_title():
+    files = {"n.md": "---\ntitle: Neural Nets\naliases: [Neural Networks]\n---\n"}
+    hit = only_hit(files, "neural networks", "n.md")
+    assert components(hit) == [
+        ("title-phrase", "Neural Networks", 1, 10, "", ""),
+        ("title-term", "neural", 1, 5, "", ""),
+        ("alias-term", "networks", 1, 4, "", ""),
+    ]
+
+
+@pytest.mark.parametrize(
+    "tags, query, expected",
+    [
+        ("[ml/transformers]", "transformers", [("tag-term", "transformers", 1, 4, "", "")]),
+        ("[ml/transformers]", "ml", [("tag-term", "ml", 1, 4, "", "")]),
+        ("[ml/transformers]", "ml transformers", [
+            ("tag-term", "ml", 1, 4, "", ""), ("tag-term", "transformers", 1, 4, "", ""),
+        ]),
+        ("[a/b/c]", "b", [("tag-term", "b", 1, 4, "", "")]),
+        ("[Kiwi]", "kiwi", [("tag-term", "kiwi", 1, 4, "", "")]),
+    ],
+)
+def test_tag_term(tags, query, expected):
+    hit = only_hit({"t.md": f"---\ntags: {tags}\n---\n"}, query, "t.md")
+    assert components(hit) == expected
+
+
+def test_tag_term_needs_the_whole_tag_or_segment():
+    vault = build_vault({"t.md": "---\ntags: [machine-learning]\n---\n", "u.md": "#kiwifruit"})
+    assert all(c[0] != "tag-term" for h in hits_for(vault, "machine") for c in components(h))
+    assert hits_for(vault, "kiwi") == ()
+
+
+def test_inline_tags_score_as_tags():
+    hit = only_hit({"t.md": "text #garden/compost"}, "compost", "t.md")
+    assert ("tag-term", "compost", 1, 4, "", "") in components(hit)
+
+
+@pytest.mark.parametrize("count, points", [(1, 1), (2, 2), (3, 3), (4, 3), (9, 3)])
+def test_body_term_counts_occurrences_capped(count, points):
+    body = " ".join(["Apple"] * count) + " other words"
+    hit = only_hit({"b.md": body}, "apple", "b.md")
+    assert components(hit) == [("body-term", "apple", count, points, "body", "")]
+
+
+def test_body_term_per_term_and_never_from_frontmatter():
+    files = {"b.md": "---\ndescription: kiwi kiwi kiwi\n---\nkiwi mango mango\n"}
+    hit = only_hit(files, "kiwi mango", "b.md")
+    assert components(hit) == [
+        ("body-term", "mango", 2, 2, "body", ""),
+        ("body-term", "kiwi", 1, 1, "body", ""),
+    ]
+
+
+def test_tokens_are_unicode_letter_and_digit_runs_casefolded():
+    files = {"u.md": "Straße café_au_lait v2.0 naïve"}
+    assert components(only_hit(files, "STRASSE", "u.md")) == [("body-term", "strasse", 1, 1, "body", "")]
+    assert components(only_hit(files, "Café", "u.md")) == [("body-term", "café", 1, 1, "body", "")]
+    assert components(only_hit(files, "v2", "u.md")) == [("body-term", "v2", 1, 1, "body", "")]
+    assert hits_for(build_vault(files), "naive") == ()
+
+
+# --- synonyms and stems ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "page, expected",
+    [
+        ("---\ntitle: Automobile Guide\n---\n", [("synonym-term", "car", 1, 2, "title", "automobile")]),
+        ("---\ntitle: Guide\naliases: [Auto Manual]\n---\n", [("synonym-term", "car", 1, 2, "alias", "auto")]),
+        ("---\ntags: [vehicle/automobile]\n---\n", [("synonym-term", "car", 1, 1, "tag", "automobile")]),
+        ("auto automobile auto automobile", [("synonym-term", "car", 1, 1, "body", "auto")]),
+    ],
+)
+def test_synonym_term_per_field(page, expected):
+    hit = only_hit(build_vault({"s.md": page, "_vocabulary.md": VOCABULARY}), "car", "s.md")
+    assert components(hit) == expected
+
+
+def test_synonym_term_only_where_the_term_itself_did_not_match():
+    vault = build_vault(
+        {
+            "s.md": "---\ntitle: Car and Automobile\naliases: [Auto]\n---\ncar auto automobile\n",
+            "_vocabulary.md": VOCABULARY,
+        }
+    )
+    assert components(only_hit(vault, "car", "s.md")) == [
+        ("title-phrase", "", 1, 10, "", ""),
+        ("title-term", "car", 1, 5, "", ""),
+        ("synonym-term", "car", 1, 2, "alias", "auto"),
+        ("body-term", "car", 1, 1, "body", ""),
+    ]
+
+
+def test_synonyms_expand_to_every_other_member_of_the_group():
+    vault = build_vault({"s.md": "car", "_vocabulary.md": VOCABULARY})
+    for term in ("automobile", "auto"):
+        assert components(only_hit(vault, term, "s.md")) == [("synonym-term", term, 1, 1, "body", "car")]
+
+
+def test_multi_word_synonyms_match_as_a_phrase():
+    vocabulary = "---\ngroups:\n  - {canonical: llm, variants: [large language model]}\n---\n"
+    vault = build_vault(
+        {"yes.md": "a large language model here", "no.md": "a large model of language", "_vocabulary.md": vocabulary}
+    )
+    hits = hits_for(vault, "llm")
+    assert [(h.page.path, components(h)) for h in hits] == [
+        ("yes.md", [("synonym-term", "llm", 1, 1, "body", "large language model")])
+    ]
+
+
+def test_stem_term_per_field_where_exact_and_synonym_did_not_match():
+    vault = build_vault(
+        {
+            "s.md": "---\ntitle: Cars\naliases: [Vehicle]\ntags: [cars]\n---\nautomobile and cars\n",
+            "_vocabulary.md": VOCABULARY,
+        }
+    )
+    assert components(only_hit(vault, "car", "s.md")) == [
+        ("synonym-term", "car", 1, 1, "body", "automobile"),
+        ("stem-term", "car", 1, 1, "tag", "cars"),
+        ("stem-term", "car", 1, 1, "title", "cars"),
+    ]
+
+
+def test_stem_term_counts_distinct_variants_but_scores_once():
+    hit = only_hit({"r.md": "runs running runs runner"}, "run", "r.md")
+    assert components(hit) == [("stem-term", "run", 2, 1, "body", "running")]
+
+
+def test_stem_term_never_where_the_term_matched_exactly():
+    hit = only_hit({"r.md": "---\ntitle: Running\n---\nrunning runs"}, "running", "r.md")
+    assert [c[0] for c in components(hit)] == ["title-phrase", "title-term", "body-term"]
+
+
+def test_prefix_term_only_as_you_type():
+    files = {"a.md": "---\ntitle: Automobile\n---\n", "b.md": "---\ntitle: Other\naliases: [Automaton]\n---\n"}
+    vault = build_vault(files)
+    assert hits_for(vault, "autom") == ()
+    typed = hits_for(vault, "autom", prefix=True)
+    assert [(h.page.path, components(h)) for h in typed] == [
+        ("a.md", [("prefix-term", "autom", 1, 3, "title", "automobile")]),
+        ("b.md", [("prefix-term", "autom", 1, 2, "alias", "automaton")]),
+    ]
+    assert hits_for(vault, "autom ", prefix=True) == ()  # a finished word is not a prefix
+
+
+# --- component order and hit order -----------------------------------------------------------
+
+
+def test_components_sort_by_points_then_channel_then_term():
+    files = {"p.md": "---\ntitle: Beta Alpha\naliases: [Zeta]\ntags: [able]\n---\ngamma gamma gamma delta\n"}
+    hit = only_hit(files, "delta zeta able gamma beta alpha", "p.md")
+    assert components(hit) == [
+        ("title-term", "alpha", 1, 5, "", ""),
+        ("title-term", "beta", 1, 5, "", ""),
+        ("alias-term", "zeta", 1, 4, "", ""),  # alias before tag at equal points, whatever the term
+        ("tag-term", "able", 1, 4, "", ""),
+        ("body-term", "gamma", 3, 3, "body", ""),
+        ("body-term", "delta", 1, 1, "body", ""),
+    ]
+    assert hit.score == 22
+
+
+def test_hits_order_by_score_then_title_casefold_then_path():
+    files = {
+        "z.md": "---\ntitle: Alpha\n---\nkiwi",
+        "m.md": "---\ntitle: BETA\n---\nkiwi",
+        "a.md": "---\ntitle: beta\n---\nkiwi",
+        "q.md": "---\ntitle: Zeta\n---\nkiwi",
+        "s1.md": "---\ntitle: Straße\n---\nkiwi",
+        "s0.md": "---\ntitle: STRASSE\n---\nkiwi",
+        "top.md": "kiwi kiwi",
+    }
+    check_ranking(files, "kiwi", ["top.md", "z.md", "a.md", "m.md", "s0.md", "s1.md", "q.md"])
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("compost", ["Compost.md", "notes/Tea.md", "garden/Soil.md"]),
+        ("compost tea", ["notes/Tea.md", "Compost.md", "garden/Soil.md"]),
+        ("soil", ["garden/Soil.md", "Compost.md"]),
+        ("worms", []),
+    ],
+)
+def test_check_ranking_table(query, expected):
+    files = {
+        "Compost.md": "---\ntags: [garden]\n---\nCompost feeds the soil. Compost tea is a liquid.\n",
+        "garden/Soil.md": "---\naliases: [Dirt]\n---\nAdd compost.\n",
+        "notes/Tea.md": "---\ntitle: Compost Tea\n---\nSteep it.\n",
+    }
+    check_ranking(files, query, expected)
+
+
+def test_zero_score_pages_are_not_hits():
+    vault = build_vault({"a.md": "kiwi", "b.md": "mango", "c.md": ""})
+    assert [h.page.path for h in hits_for(vault, "kiwi")] == ["a.md"]
+    assert hits_for(vault, "") == ()
+    assert hits_for(vault, "!!! ???") == ()
+
+
+def test_limit_cuts_after_ranking():
+    files = {f"p{i}.md": "kiwi " * (i % 4) for i in range(1, 9)}
+    vault = build_vault(files)
+    everything = hits_for(vault, "kiwi")
+    assert hits_for(vault, "kiwi", limit=3) == everything[:3]
+    assert len(hits_for(vault, "kiwi", limit=10)) == len(everything) == 6
+
+
+# --- filters ---------------------------------------------------------------------------------
+
+FILTER_FILES = {
+    "ai/Attention.md": "---\ntype: concept\ntags: [ai/nlp]\n---\nkiwi",
+    "ai/rag/Retrieval.md": "---\ntype: concept\ntags: [ai]\n---\nkiwi",
+    "ai-other/Note.md": "---\ntype: note\ntags: [air]\n---\nkiwi",
+    "ai.md": "---\ntype: concepts\ntags: [x/ai]\n---\nkiwi",
+    "garden/Soil.md": "---\ntype: Concept\n---\nkiwi kiwi kiwi #AI/vision",
+}
+
+
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        ({}, ["garden/Soil.md", "ai.md", "ai/Attention.md", "ai-other/Note.md", "ai/rag/Retrieval.md"]),
+        ({"type": "concept"}, ["ai/Attention.md", "ai/rag/Retrieval.md"]),
+        ({"type": "Concept"}, ["garden/Soil.md"]),
+        ({"folder": "ai"}, ["ai/Attention.md", "ai/rag/Retrieval.md"]),
+        ({"folder": "ai/"}, ["ai/Attention.md", "ai/rag/Retrieval.md"]),
+        ({"folder": "./ai//"}, ["ai/Attention.md", "ai/rag/Retrieval.md"]),
+        ({"folder": "ai/rag"}, ["ai/rag/Retrieval.md"]),
+        ({"folder": "AI"}, []),
+        ({"folder": "../x"}, []),
+        ({"folder": "../ai"}, []),
+        ({"folder": "ai/../.."}, []),
+        ({"folder": "/etc"}, []),
+        ({"tag": "ai"}, ["garden/Soil.md", "ai/Attention.md", "ai/rag/Retrieval.md"]),
+        ({"tag": "#AI"}, ["garden/Soil.md", "ai/Attention.md", "ai/rag/Retrieval.md"]),
+        ({"tag": "ai/nlp"}, ["ai/Attention.md"]),
+        ({"tag": "nlp"}, []),
+        ({"tag": "ai", "type": "concept", "folder": "ai/rag"}, ["ai/rag/Retrieval.md"]),
+        ({"tag": "ai/nlp", "folder": "ai/rag"}, []),
+    ],
+)
+def test_filters(options, expected):
+    check_ranking(FILTER_FILES, "kiwi", expected, **options)
+
+
+@pytest.mark.parametrize(
+    "folder, normal",
+    [("ai", "ai"), ("ai/", "ai"), ("./ai//rag/", "ai/rag"), ("ai\\rag", "ai/rag"), (".", ""), ("", "")],
+)
+def test_folder_normalisation(folder, normal):
+    assert normalize_folder(folder) == normal
+
+
+@pytest.mark.parametrize("folder", ["../x", "..", "a/../../b", "/abs", "\\abs"])
+def test_folders_outside_the_vault_match_no_path(folder):
+    normal = normalize_folder(folder)
+    assert not any(p.startswith(normal + "/") or p == normal for p in FILTER_FILES)
+
+
+def test_filters_are_applied_before_scoring_not_after_the_limit():
+    files = {f"top{i}.md": "kiwi kiwi kiwi" for i in range(5)} | {"low/one.md": "kiwi"}
+    check_ranking(files, "kiwi", ["low/one.md"], folder="low", limit=1)
+
+
+@pytest.mark.parametrize("name", ["type", "folder", "tag"])
+def test_a_filter_that_is_not_text_is_a_value_error(name):
+    with pytest.raises(ValueError, match=name):
+        parse_query("kiwi", **{name: 5})
+
+
+# --- vocabulary ------------------------------------------------------------------------------
+
+
+def test_vocabulary_absent_is_exact_only_and_silent():
+    vault = build_vault({"s.md": "automobile"})
+    assert vault.vocabulary.warnings == ()
+    assert hits_for(vault, "car") == ()
+
+
+@pytest.mark.parametrize(
+    "text, warning",
+    [
+        ("---\ngroups: [\n---\n", "malformed YAML"),
+        ("---\ngroups:\n  - canonical: car\n   variants: [auto]\n---\n", "malformed YAML"),
+        ("---\n- canonical: car\n---\n", "not a mapping"),
+        ("---\ngroups: car, auto\n---\n", "must be a list"),
+        ("---\ngroups: {canonical: car}\n---\n", "must be a list"),
+        ("no frontmatter at all\n", "no 'groups'"),
+        (b"---\ngroups: \xff\xfe\n---\n", "UTF-8"),
+    ],
+)
+def test_malformed_vocabulary_warns_and_matches_exactly(text, warning):
+    vocabulary = parse_vocabulary(text)
+    assert vocabulary.expansions == {}
+    assert any(warning in w for w in vocabulary.warnings), vocabulary.warnings
+    assert all(w.startswith("_vocabulary.md") for w in vocabulary.warnings)
+    vault = build_vault({"s.md": "automobile", "_vocabulary.md": text})
+    assert hits_for(vault, "car") == ()
+    assert [h.page.path for h in hits_for(vault, "automobile")] == ["s.md"]
+
+
+def test_vocabulary_skips_bad_groups_and_keeps_good_ones():
+    text = (
+        "---\n"
+        "groups:\n"
+        "  - just a string\n"
+        "  - canonical: automobile\n"
+        "    variants: [car, 7, null, {x: 1}, true]\n"
+        "  - variants: solo\n"
+        "  - {}\n"
+        "---\n"
+    )
+    vocabulary = parse_vocabulary(text)
+    assert vocabulary.synonyms("car") == (("7",), ("automobile",))
+    assert vocabulary.synonyms("solo") == ()
+    assert len(vocabulary.warnings) == 2
+
+
+# --- the --graph walk ------------------------------------------------------------------------
+
+GRAPH = {
+    "Seed.md": (
+        "---\ntitle: Seed\nrelated: [[Hop1a]]\nsources: [[Hop1b]]\ndepends_on: [[Hop1c]]\n---\nkiwi here\n"
+    ),
+    "Hop1a.md": "---\nrelated: [[Hop2]]\n---\nfirst paragraph of a\n",
+    "Hop1b.md": "---\nrelated: [[Hop1a]]\n---\nb\n",
+    "Hop1c.md": "---\nrelated: [[Seed]]\n---\nc\n",
+    "Hop2.md": "---\nsources: [[Hop3]]\n---\ntwo\n",
+    "Hop3.md": "three\n",
+    "Unlinked.md": "nothing\n",
+}
+
+
+def graph_components(hits) -> list[tuple]:
+    return [(h.page.path, h.score, components(h), h.snippet) for h in hits]
+
+
+def test_graph_walk_hops_points_and_snippets():
+    hits = hits_for(build_vault(GRAPH), "kiwi", graph=True)
+    check_ranking_contract(hits)
+    assert graph_components(hits) == [
+        ("Hop1a.md", 2, [("graph-edge", "related", 1, 2, "", "Seed")], ""),
+        ("Hop1b.md", 2, [("graph-edge", "sources", 1, 2, "", "Seed")], ""),
+        ("Hop1c.md", 2, [("graph-edge", "depends_on", 1, 2, "", "Seed")], ""),
+        ("Hop2.md", 1, [("graph-edge", "related", 2, 1, "", "Hop1a")], ""),
+        ("Seed.md", 1, [("body-term", "kiwi", 1, 1, "body", "")], "kiwi here"),
+    ]
+
+
+def test_graph_walk_records_a_page_once_at_its_nearest_hop():
+    files = {
+        "S1.md": "---\nrelated: [[X]]\n---\nkiwi",
+        "S2.md": "---\nsources: [[Y]]\n---\nkiwi",
+        "Y.md": "---\nrelated: [[X]]\n---\n",  # X is also two hops from S2
+        "X.md": "---\nrelated: [[Y]]\n---\n",  # and Y is two hops from S1
+    }
+    hits = hits_for(build_vault(files), "kiwi", graph=True)
+    got = {h.page.path: components(h) for h in hits}
+    assert got["X.md"] == [("graph-edge", "related", 1, 2, "", "S1")]
+    assert got["Y.md"] == [("graph-edge", "sources", 1, 2, "", "S2")]
+    assert len(hits) == 4
+
+
+def test_graph_walk_ties_go_to_the_earlier_predicate_then_the_first_source():
+    files = {
+        "A.md": "---\nrelated: [[X]]\n---\nkiwi",
+        "B.md": "---\ndepends_on: [[X]]\nsources: [[Z]]\n---\nkiwi",
+        "C.md": "---\nsources: [[X]]\n---\nkiwi",
+        "D.md": "---\nsources: [[Z]]\n---\nkiwi",
+        "X.md": "",
+        "Z.md": "",
+    }
+    got = {h.page.path: components(h) for h in hits_for(build_vault(files), "kiwi", graph=True)}
+    assert got["X.md"] == [("graph-edge", "sources", 1, 2, "", "C")]
+    assert got["Z.md"] == [("graph-edge", "sources", 1, 2, "", "B")]
+
+
+def test_graph_walk_never_reaches_the_seeds_and_stops_after_two_hops():
+    hits = hits_for(build_vault(GRAPH), "kiwi", graph=True)
+    paths = [h.page.path for h in hits]
+    assert paths.count("Seed.md") == 1  # reached back from Hop1c, still only a keyword hit
+    assert "Hop3.md" not in paths and "Unlinked.md" not in paths
+
+
+def test_graph_walk_is_deterministic_whatever_the_build_order():
+    forward = payload_text(build_vault(GRAPH), "kiwi", graph=True)
+    backward = payload_text(build_vault(GRAPH, order=sorted(GRAPH, reverse=True)), "kiwi", graph=True)
+    assert forward == backward == payload_text(build_vault(GRAPH), "kiwi", graph=True)
+
+
+def test_graph_walk_keeps_to_the_filters():
+    files = {
+        "in/Seed.md": "---\nrelated: [[Out]]\nsources: [[Near]]\n---\nkiwi",
+        "out/Out.md": "---\nrelated: [[Beyond]]\n---\n",
+        "in/Near.md": "",
+        "in/Beyond.md": "",
+        "out/Kiwi.md": "kiwi",
+    }
+    hits = hits_for(build_vault(files), "kiwi", graph=True, folder="in")
+    assert [h.page.path for h in hits] == ["in/Near.md", "in/Seed.md"]
+
+
+def test_without_graph_the_walk_never_runs(monkeypatch):
+    vault = build_vault(GRAPH)
+    before = payload_text(vault, "kiwi")
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the graph walk ran without --graph")
+
+    monkeypatch.setattr(engine.search, "walk_typed_edges", boom)
+    assert payload_text(vault, "kiwi") == before
+    with pytest.raises(AssertionError):
+        payload_text(vault, "kiwi", graph=True)
+
+
+def test_without_graph_output_ignores_typed_edges_entirely():
+    stripped = {p: re.sub(r"^(related|sources|depends_on):.*\n", "", t, flags=re.M) for p, t in GRAPH.items()}
+    assert all(not build_vault(stripped).pages[p].edges for p in stripped)
+    assert payload_text(build_vault(GRAPH), "kiwi here") == payload_text(build_vault(stripped), "kiwi here")
+
+
+def test_graph_only_adds_hits_and_leaves_keyword_hits_alone():
+    vault = build_vault(GRAPH)
+    plain = hits_for(vault, "kiwi")
+    walked = hits_for(vault, "kiwi", graph=True)
+    keyword = [h for h in walked if h.matched[0].channel != "graph-edge"]
+    assert keyword == list(plain)
+
+
+def test_graph_walk_without_keyword_hits_finds_nothing():
+    assert hits_for(build_vault(GRAPH), "durian", graph=True) == ()
+
+
+# --- snippets --------------------------------------------------------------------------------
+
+
+def test_snippet_is_the_line_of_the_first_body_occurrence():
+    files = {"s.md": "---\ntitle: Notes\nsummary: kiwi in frontmatter\n---\nIntro line.\n\nThe   kiwi\tis  green.\nkiwi again\n"}
+    assert only_hit(files, "kiwi", "s.md").snippet == "The kiwi is green."
+
+
+def test_snippet_follows_the_best_body_match():
+    files = {"s.md": "mango once.\nkiwi kiwi kiwi line.\n"}
+    assert only_hit(files, "mango kiwi", "s.md").snippet == "kiwi kiwi kiwi line."
+
+
+def test_snippet_of_a_long_line_is_a_window_around_the_word():
+    words = [f"w{i:03d}" for i in range(120)]
+    words[70] = "kiwi"
+    line = " ".join(words)
+    snippet = only_hit({"s.md": f"short first line\n{line}\n"}, "kiwi", "s.md").snippet
+    assert "kiwi" in snippet
+    assert snippet.startswith("…") and snippet.endswith("…")
+    assert len(snippet) <= SNIPPET_CHARS + 2
+    inner = snippet.strip("…")
+    assert inner in line and inner.split(" ")[0] in words  # cut at word boundaries
+
+
+def test_snippet_of_a_long_line_with_the_word_at_the_start():
+    line = "kiwi " + " ".join(f"word{i}" for i in range(80))
+    snippet = only_hit({"s.md": line}, "kiwi", "s.md").snippet
+    assert snippet.startswith("kiwi ") and snippet.endswith("…") and len(snippet) <= SNIPPET_CHARS + 1
+
+
+def test_snippet_for_synonym_and_stem_matches_shows_that_word():
+    vault = build_vault({"s.md": "first line\nan automobile here\n", "t.md": "first\nwe were running\n", "_vocabulary.md": VOCABULARY})
+    assert only_hit(vault, "car", "s.md").snippet == "an automobile here"
+    assert only_hit(vault, "runs", "t.md").snippet == "we were running"
+
+
+def test_snippet_is_the_first_paragraph_when_only_names_matched():
+    files = {
+        "Kiwi.md": (
+            "---\nsummary: frontmatter kiwi text\n---\n# Introduction\n\n```\ncode\n```\n"
+            "First paragraph\nspans two lines.\n\nSecond paragraph.\n"
+        )
+    }
+    assert only_hit(files, "kiwi", "Kiwi.md").snippet == "First paragraph spans two lines."
+
+
+def test_snippet_never_shows_frontmatter():
+    files = {"Kiwi.md": "---\ntitle: Kiwi\ndescription: secret words\n---\n"}
+    assert only_hit(files, "kiwi", "Kiwi.md").snippet == ""
