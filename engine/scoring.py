@@ -31,6 +31,12 @@ def contains_sequence(haystack: tuple[str, ...], needle: tuple[str, ...]) -> boo
     return False
 
 
+def _starts_with_typed(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
+    """Whether ``haystack`` begins with ``needle``, its last token only typed in part."""
+    n = len(needle)
+    return 0 < n <= len(haystack) and haystack[: n - 1] == needle[:-1] and haystack[n - 1].startswith(needle[-1])
+
+
 @lru_cache(maxsize=4096)
 def _phrase_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, tokens)) + r"(?![^\W_])")
@@ -72,6 +78,18 @@ def score_page(page: Page, fields: PageFields, query: Query, vault: Vault) -> li
                     found.append(Match("title-phrase", alias, 1, POINTS["title-phrase"]))
                     break
 
+    partial = query.partial
+    if partial and not found:
+        # As-you-type: "retrieval aug" is on its way to the title "Retrieval-Augmented Generation",
+        # and "filt" to "Filters" more than to "Combining Filters".
+        phrase = next(
+            (term for term, tokens in (("", fields.title_tokens), *zip(page.aliases, fields.alias_tokens))
+             if _starts_with_typed(tokens, seq)),
+            None,
+        )
+        if phrase is not None:
+            found.append(Match("prefix-phrase", phrase, 1, POINTS["prefix-phrase"]))
+
     vocabulary = vault.vocabulary
     for term in query.terms:
         exact: set[str] = set()
@@ -110,7 +128,6 @@ def score_page(page: Page, fields: PageFields, query: Query, vault: Vault) -> li
                 if shared:
                     found.append(Match("stem-term", term, len(shared), POINTS["stem-term"], field, shared[0]))
 
-    partial = query.partial
     if partial and partial not in fields.title_set:
         title_hit = next((t for t in fields.title_tokens if t.startswith(partial)), None)
         if title_hit is not None:

@@ -20,6 +20,7 @@ POINTS = MappingProxyType(
         "stem-term": 1,  # per (term, field) matched only through the Porter stem
         "graph-edge": 2,  # hop 1; GRAPH_HOP2 at hop 2 (only with --graph)
         "prefix-term": 3,  # as-you-type: the last term is a prefix of a title/alias token
+        "prefix-phrase": 8,  # as-you-type: the title (or an alias) starts with the text typed so far
     }
 )
 

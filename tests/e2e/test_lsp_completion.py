@@ -28,6 +28,7 @@ def target_of(new_text: str) -> str:
 
 async def test_page_items_are_the_engine_choices_in_order(client: LanguageClient, vault: Path):
     uri, _ = open_doc(client, vault, SCRATCH, "")
+    engine = engine_vault(vault)  # disk only, to check where each link leads
     for version, typed in enumerate(["RA", "rag", "graph r", "att", "compo", "zucchini", "Retrieval-Aug", ""], 2):
         text = f"Draft notes.\nSee [[{typed}"
         change_doc(client, uri, version, whole(text))
@@ -37,7 +38,6 @@ async def test_page_items_are_the_engine_choices_in_order(client: LanguageClient
         assert result is not None and result.is_incomplete is True
         assert [i.label for i in result.items] == [c.label for c in choices], typed
         assert choices, typed
-        engine = engine_vault(vault)
         for rank, (item, choice) in enumerate(zip(result.items, choices)):
             page = choice.hit.page
             assert item.kind == types.CompletionItemKind.File

@@ -30,7 +30,7 @@ CASES = [
     {"query": "search", "folder": "ai/rag"},
     {"query": "soil", "tag": "garden"},
     {"query": "tomatoes", "tag": "#Garden"},
-    {"query": "graph rag", "graph": True, "limit": 5},
+    {"query": "graph rag", "graph": True, "limit": 20},
     {"query": "attention", "type": "concept", "folder": "ai", "tag": "ai/llm", "graph": True, "limit": 4},
     {"query": "zucchini"},
     {"query": "how do I search my notes"},
@@ -98,6 +98,7 @@ async def test_bad_params_are_invalid_params_and_the_server_goes_on(ro_client: L
     assert ro_client.messages == []  # a bad request is answered, not shown as an error pop-up
 
 
+@pytest.mark.asyncio(loop_scope="function")  # its own server, in its own loop
 async def test_uri_picks_the_vault(bare_client: LanguageClient, tmp_path: Path):
     """With two workspace folders, ``uri`` says which vault a search is about."""
     main = copy_vault(EXAMPLE_VAULT, tmp_path / "vault")

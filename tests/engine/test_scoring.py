@@ -39,6 +39,7 @@ def test_points_table_is_the_contract():
         "stem-term": 1,
         "graph-edge": 2,
         "prefix-term": 3,
+        "prefix-phrase": 8,
     }
     assert CHANNELS[:8] == (
         "title-phrase", "title-term", "alias-term", "tag-term", "body-term", "synonym-term", "stem-term", "graph-edge",
@@ -235,8 +236,8 @@ def test_prefix_term_only_as_you_type():
     assert hits_for(vault, "autom") == ()
     typed = hits_for(vault, "autom", prefix=True)
     assert [(h.page.path, components(h)) for h in typed] == [
-        ("a.md", [("prefix-term", "autom", 1, 3, "title", "automobile")]),
-        ("b.md", [("prefix-term", "autom", 1, 2, "alias", "automaton")]),
+        ("a.md", [("prefix-phrase", "", 1, 8, "", ""), ("prefix-term", "autom", 1, 3, "title", "automobile")]),
+        ("b.md", [("prefix-phrase", "Automaton", 1, 8, "", ""), ("prefix-term", "autom", 1, 2, "alias", "automaton")]),
     ]
     assert hits_for(vault, "autom ", prefix=True) == ()  # a finished word is not a prefix
 
