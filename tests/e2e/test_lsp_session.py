@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsprotocol import types
-from pytest_lsp import LanguageClient
-
 from e2e_support import (
     CAPABILITIES,
     EXAMPLE_VAULT,
@@ -17,11 +14,16 @@ from e2e_support import (
     wiki_search,
     write_vault,
 )
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
 from engine.scan import list_pages
 
 
-async def test_initialize_advertises_the_features(bare_client: LanguageClient, vault: Path):
+async def test_initialize_watchers_and_progress(bare_client: LanguageClient, vault: Path):
     result = await start_session(bare_client, vault)
+
+    # initialize: what the server offers
     caps = result.capabilities
     assert result.server_info is not None and result.server_info.name == "vaultlens"
     assert caps.position_encoding == types.PositionEncodingKind.Utf16
@@ -31,18 +33,16 @@ async def test_initialize_advertises_the_features(bare_client: LanguageClient, v
     assert caps.hover_provider
     assert caps.workspace_symbol_provider
 
-
-async def test_file_watchers_are_registered_dynamically(client: LanguageClient):
-    [registration] = client.registrations
+    # initialized: the server asks to watch Markdown files
+    [registration] = bare_client.registrations
     assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
     globs = [w["globPattern"] for w in registration.register_options["watchers"]]
     assert "**/*.md" in globs
 
-
-async def test_indexing_reports_progress_with_page_counts(client: LanguageClient, vault: Path):
+    # then indexes the vault, reporting begin / report / end with page counts
     n = len(list_pages(str(vault)).paths)
     assert n == 33
-    [(token, reports)] = index_reports(client).items()
+    [(_token, reports)] = index_reports(bare_client).items()
     begin, *middle, end = reports
     assert isinstance(begin, types.WorkDoneProgressBegin)
     assert begin.title == "Indexing vault"
@@ -53,12 +53,16 @@ async def test_indexing_reports_progress_with_page_counts(client: LanguageClient
     assert isinstance(end, types.WorkDoneProgressEnd)
     assert end.message == f"{n} pages indexed"
     # the bundled vault is clean: no warnings about vocabulary or settings
-    assert [m.message for m in client.log_messages if m.type <= types.MessageType.Warning] == []
+    messages = bare_client.log_messages
+    assert [m.message for m in messages if m.type <= types.MessageType.Warning] == []
 
 
 async def test_progress_reports_each_batch(bare_client: LanguageClient, tmp_path: Path):
     """600 pages arrive in batches of 250: one report per batch, counts and percentages rising."""
-    files = {f"notes/page-{i:03d}.md": f"# Note {i}\n\nSome words about topic {i % 7}.\n" for i in range(600)}
+    files = {
+        f"notes/page-{i:03d}.md": f"# Note {i}\n\nSome words about topic {i % 7}.\n"
+        for i in range(600)
+    }
     root = write_vault(tmp_path / "big", files)
     await start_session(bare_client, root)
     [(_token, reports)] = index_reports(bare_client).items()
@@ -76,7 +80,9 @@ async def test_no_progress_without_the_client_capability(bare_client: LanguageCl
         window=types.WindowClientCapabilities(work_done_progress=False),
         text_document=CAPABILITIES.text_document,
     )
-    await bare_client.initialize_session(types.InitializeParams(capabilities=caps, root_uri=vault.as_uri()))
+    await bare_client.initialize_session(
+        types.InitializeParams(capabilities=caps, root_uri=vault.as_uri())
+    )
     result = await wiki_search(bare_client, {"query": "graph rag", "limit": 1})
     assert result["hits"][0]["title"] == "Graph RAG"
     assert bare_client.progress_reports == {}
@@ -91,4 +97,6 @@ async def test_vault_settings_file_is_read(bare_client: LanguageClient, tmp_path
     found = await symbols(bare_client, "rag")
     assert len([s for s in found if s.kind == types.SymbolKind.File]) == 3
     warnings = [m.message for m in bare_client.log_messages if m.type == types.MessageType.Warning]
-    assert warnings == [".vaultlens.toml: link_style must be one of auto, title, filename, path; keeping 'auto'"]
+    assert warnings == [
+        ".vaultlens.toml: link_style must be one of auto, title, filename, path; keeping 'auto'"
+    ]

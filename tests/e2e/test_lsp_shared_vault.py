@@ -7,9 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from lsprotocol import types
-from pytest_lsp import LanguageClient
-
 from e2e_support import (
     SHARED,
     change_doc,
@@ -24,6 +21,9 @@ from e2e_support import (
     whole,
     wiki_search,
 )
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
 from engine.complete import page_choices
 from engine.page import parse_page
 
@@ -46,7 +46,9 @@ def dev_queries(n: int) -> list[str]:
     return [json.loads(line)["query"] for line in lines[:n]]
 
 
-async def test_search_and_completion_on_obsidian_tasks(bare_client: LanguageClient, tasks_vault: Path):
+async def test_search_and_completion_on_obsidian_tasks(
+    bare_client: LanguageClient, tasks_vault: Path
+):
     await start_session(bare_client, tasks_vault)
 
     cases = [{"query": q} for q in dev_queries(4)] + [
@@ -54,7 +56,9 @@ async def test_search_and_completion_on_obsidian_tasks(bare_client: LanguageClie
         {"query": "recurring", "graph": True, "limit": 15},
         {"query": "status", "tag": "nonexistent-tag"},
     ]
-    expected = await asyncio.gather(*(cli_search(tasks_vault, c["query"], *cli_flags(c)) for c in cases))
+    expected = await asyncio.gather(
+        *(cli_search(tasks_vault, c["query"], *cli_flags(c)) for c in cases)
+    )
     for params, cli in zip(cases, expected):
         assert cli["hits"] or params.get("tag"), params  # the cases do find something
         got = await wiki_search(bare_client, params)
@@ -71,12 +75,19 @@ async def test_search_and_completion_on_obsidian_tasks(bare_client: LanguageClie
         engine.upsert(parse_page(scratch, text))  # the server's view: disk plus the open buffer
         choices = page_choices(engine, typed, 50)
         assert choices, typed
-        assert [(i.label, i.text_edit.new_text) for i in result.items] == [(c.label, c.insert + "]]") for c in choices]
-        assert all(i.text_edit.range.start == types.Position(line=1, character=8) for i in result.items)
+        assert [(i.label, i.text_edit.new_text) for i in result.items] == [
+            (c.label, c.insert + "]]") for c in choices
+        ]
+        assert all(
+            i.text_edit.range.start == types.Position(line=1, character=8) for i in result.items
+        )
         top = choices[0].hit.page
         assert engine.resolve(choices[0].target).path == top.path
         if typed == "recurring ta":
-            assert (result.items[0].label, result.items[0].text_edit.new_text) == ("Recurring Tasks", "Recurring Tasks]]")
+            assert (result.items[0].label, result.items[0].text_edit.new_text) == (
+                "Recurring Tasks",
+                "Recurring Tasks]]",
+            )
 
     text = "see [[Filters#"
     change_doc(bare_client, uri, 10, whole(text))

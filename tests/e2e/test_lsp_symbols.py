@@ -5,33 +5,59 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from e2e_support import engine_vault, page_symbols, rel_of, symbols
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from e2e_support import engine_vault, page_symbols, rel_of, symbols
 from engine.query import parse_query
 from engine.search import search
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")  # one read-only session for the module
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # one session for the module (conftest)
 
 LIMIT = 50  # the server's default result limit (Settings.limit)
 
-QUERIES = ["graph rag", "rag", "RA", "att", "attention", "compost", "tomat", "zucchini",
-           "retrieval aug", "vector d", "failure modes", "soil ", "quantum", "é"]
+QUERIES = [
+    "graph rag",
+    "rag",
+    "RA",
+    "att",
+    "attention",
+    "compost",
+    "tomat",
+    "zucchini",
+    "retrieval aug",
+    "vector d",
+    "failure modes",
+    "soil ",
+    "quantum",
+    "é",
+]
 
 
-async def test_page_order_is_the_engine_order(ro_client: LanguageClient, ro_vault: Path):
+async def test_page_order_is_the_engine_order(shared_client: LanguageClient, shared_vault: Path):
     """For each query, the page symbols are exactly the engine's hits (prefix on), in order."""
-    engine = engine_vault(ro_vault)
+    engine = engine_vault(shared_vault)
     for query in QUERIES:
-        expected = [(h.page.title, h.page.path) for h in search(engine, parse_query(query, prefix=True, limit=LIMIT))]
-        assert page_symbols(ro_vault, await symbols(ro_client, query)) == expected, query
+        expected = [
+            (h.page.title, h.page.path)
+            for h in search(engine, parse_query(query, prefix=True, limit=LIMIT))
+        ]
+        assert page_symbols(shared_vault, await symbols(shared_client, query)) == expected, query
 
 
-async def test_rankings_a_person_would_expect(ro_client: LanguageClient, ro_vault: Path):
+async def test_rankings_a_person_would_expect(shared_client: LanguageClient, shared_vault: Path):
     first = {}
-    for query in ["graph rag", "attention", "tomat", "compost", "zucchini", "elena", "vector d", "rer"]:
-        found = page_symbols(ro_vault, await symbols(ro_client, query))
+    for query in [
+        "graph rag",
+        "attention",
+        "tomat",
+        "compost",
+        "zucchini",
+        "elena",
+        "vector d",
+        "rer",
+    ]:
+        found = page_symbols(shared_vault, await symbols(shared_client, query))
         first[query] = found[0] if found else None
     assert first == {
         "graph rag": ("Graph RAG", "ai/rag/graph-rag.md"),
@@ -43,53 +69,69 @@ async def test_rankings_a_person_would_expect(ro_client: LanguageClient, ro_vaul
         "vector d": ("Vector Databases", "ai/rag/Vector Databases.md"),
         "rer": ("Reranking", "ai/rag/Reranking.md"),  # malformed frontmatter, still indexed
     }
-    titles = [t for t, _ in page_symbols(ro_vault, await symbols(ro_client, "attention"))]
+    titles = [t for t, _ in page_symbols(shared_vault, await symbols(shared_client, "attention"))]
     assert titles[:2] == ["Attention", "Attention Is All You Need"]
-    assert page_symbols(ro_vault, await symbols(ro_client, "xylophone")) == []
+    assert page_symbols(shared_vault, await symbols(shared_client, "xylophone")) == []
 
 
-async def test_symbol_shape_and_location(ro_client: LanguageClient, ro_vault: Path):
-    found = await symbols(ro_client, "graph rag")
+async def test_symbol_shape_and_location(shared_client: LanguageClient, shared_vault: Path):
+    found = await symbols(shared_client, "graph rag")
     top = found[0]
     assert top.name == "Graph RAG"
     assert top.kind == types.SymbolKind.File
     assert top.container_name == "ai/rag"
-    assert top.location.uri == (ro_vault / "ai" / "rag" / "graph-rag.md").as_uri()
-    assert top.location.range == types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
-    home = [s for s in await symbols(ro_client, "home") if s.kind == types.SymbolKind.File][0]
+    assert top.location.uri == (shared_vault / "ai" / "rag" / "graph-rag.md").as_uri()
+    assert top.location.range == types.Range(
+        start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+    )
+    home = (await symbols(shared_client, "home"))[0]
     assert (home.name, home.container_name) == ("Home", None)  # top-level page: no folder
     # a file name with spaces is a well-formed URI
-    lewis = [s for s in await symbols(ro_client, "patrick lewis") if s.kind == types.SymbolKind.File][0]
+    lewis = (await symbols(shared_client, "patrick lewis"))[0]
     assert lewis.location.uri.endswith("/people/Patrick%20Lewis.md")
 
 
-async def test_matching_headings_follow_their_page(ro_client: LanguageClient, ro_vault: Path):
-    found = await symbols(ro_client, "attention")
+async def test_matching_headings_follow_their_page(
+    shared_client: LanguageClient, shared_vault: Path
+):
+    found = await symbols(shared_client, "attention")
     names = [s.name for s in found]
     at = names.index("Attention")
-    assert names[at + 1 : at + 3] == ["Attention › Scaled Dot-Product Attention", "Attention › Multi-Head Attention"]
+    assert names[at + 1 : at + 3] == [
+        "Attention › Scaled Dot-Product Attention",
+        "Attention › Multi-Head Attention",
+    ]
     heading = found[at + 1]
     assert heading.kind == types.SymbolKind.String
     assert heading.container_name == "Attention"
-    assert rel_of(ro_vault, heading.location.uri) == "ai/Attention.md"
-    text = (ro_vault / "ai" / "Attention.md").read_text(encoding="utf-8").split("\n")
+    assert rel_of(shared_vault, heading.location.uri) == "ai/Attention.md"
+    text = (shared_vault / "ai" / "Attention.md").read_text(encoding="utf-8").split("\n")
     line = heading.location.range.start.line
     assert text[line] == "## Scaled Dot-Product Attention"
 
-    found = await symbols(ro_client, "failure modes")
+    found = await symbols(shared_client, "failure modes")
     [failure] = [s for s in found if s.kind == types.SymbolKind.String]
     assert failure.name == "Retrieval-Augmented Generation › Failure Modes"
-    rag = (ro_vault / "ai" / "rag" / "Retrieval-Augmented Generation.md").read_text(encoding="utf-8").split("\n")
+    rag = (
+        (shared_vault / "ai" / "rag" / "Retrieval-Augmented Generation.md")
+        .read_text(encoding="utf-8")
+        .split("\n")
+    )
     assert rag[failure.location.range.start.line] == "## Failure Modes"
 
 
-async def test_empty_query_lists_pages_by_path(ro_client: LanguageClient, ro_vault: Path):
-    engine = engine_vault(ro_vault)
-    found = await symbols(ro_client, "")
-    assert [rel for _, rel in page_symbols(ro_vault, found)] == engine.sorted_paths()[:LIMIT]
+async def test_empty_query_lists_pages_by_path(shared_client: LanguageClient, shared_vault: Path):
+    engine = engine_vault(shared_vault)
+    found = await symbols(shared_client, "")
+    assert [rel for _, rel in page_symbols(shared_vault, found)] == engine.sorted_paths()[:LIMIT]
     assert all(s.kind == types.SymbolKind.File for s in found)
 
 
-async def test_half_typed_title_ranks_its_page_first(ro_client: LanguageClient, ro_vault: Path):
-    found = page_symbols(ro_vault, await symbols(ro_client, "retrieval aug"))
-    assert found[0] == ("Retrieval-Augmented Generation", "ai/rag/Retrieval-Augmented Generation.md")
+async def test_half_typed_title_ranks_its_page_first(
+    shared_client: LanguageClient, shared_vault: Path
+):
+    found = page_symbols(shared_vault, await symbols(shared_client, "retrieval aug"))
+    assert found[0] == (
+        "Retrieval-Augmented Generation",
+        "ai/rag/Retrieval-Augmented Generation.md",
+    )

@@ -26,7 +26,14 @@ def after(line: str, prefix: str) -> int:
         ("See [[tom]] now", "See [[tom", "page", "tom", True, ""),
         ("A [[Tom|my tomatoes]] bed", "A [[Tom", "page", "Tom", True, "|my tomatoes"),
         ("On [[rag#Pipeline]].", "On [[rag", "page", "rag", True, "#Pipeline"),
-        ("[[att and [[Tomatoes]]", "[[att", "page", "att", False, ""),  # the ]] belongs to the next link
+        (
+            "[[att and [[Tomatoes]]",
+            "[[att",
+            "page",
+            "att",
+            False,
+            "",
+        ),  # the ]] belongs to the next link
         ("[[Attention#mul]]", "[[Attention#mul", "heading", "mul", True, ""),
         ("[[Composting#^gr", "[[Composting#^gr", "block", "gr", False, ""),
     ],
@@ -36,7 +43,9 @@ def test_link_context(line, prefix, kind, typed, closed, tail):
     assert (ctx.kind, ctx.typed, ctx.closed, ctx.tail) == (kind, typed, closed, tail)
 
 
-@pytest.mark.parametrize(("line", "col"), [("plain", 3), ("[[Tomatoes]] x", 14), ("[[Tomatoes|lab", 14)])
+@pytest.mark.parametrize(
+    ("line", "col"), [("plain", 3), ("[[Tomatoes]] x", 14), ("[[Tomatoes|lab", 14)]
+)
 def test_no_link_context(line, col):
     assert link_context(line, col) is None
 
@@ -65,8 +74,12 @@ def test_page_text_never_doubles_brackets_or_labels(line, prefix, label, inserte
 
 
 def test_the_alias_shown_is_the_one_that_matched_as_a_word():
-    """"rag" is inside "Storage" but is not a word of it: the alias "RAG" is the one shown."""
+    """ "rag" is inside "Storage" but is not a word of it: the alias "RAG" is the one shown."""
     vault = vault_of(VAULT)
     for typed in ("rag", "ra"):
         [choice] = [c for c in page_choices(vault, typed, 10) if c.hit.page.path.startswith("ai/")]
-        assert (choice.label, choice.alias, choice.insert) == ("RAG", "RAG", "Retrieval-Augmented Generation|RAG")
+        assert (choice.label, choice.alias, choice.insert) == (
+            "RAG",
+            "RAG",
+            "Retrieval-Augmented Generation|RAG",
+        )

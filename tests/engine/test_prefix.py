@@ -30,13 +30,17 @@ def page(title: str, *, aliases: tuple[str, ...] = (), body: str = "") -> str:
     return f"---\n{front}---\n{body}\n"
 
 
-def prefix_components(files: dict[str, str], text: str, *, prefix: bool = True) -> dict[str, list[tuple]]:
+def prefix_components(
+    files: dict[str, str], text: str, *, prefix: bool = True
+) -> dict[str, list[tuple]]:
     """Every hit's prefix-term components as (term, field, via, points), by path."""
     hits = search(vault_of(files), parse_query(text, prefix=prefix, limit=0))
     for hit in hits:
         assert hit.score == sum(m.points for m in hit.matched)
     return {
-        hit.page.path: [(m.term, m.field, m.via, m.points) for m in hit.matched if m.channel == "prefix-term"]
+        hit.page.path: [
+            (m.term, m.field, m.via, m.points) for m in hit.matched if m.channel == "prefix-term"
+        ]
         for hit in hits
     }
 
@@ -76,7 +80,11 @@ def test_the_weights_are_three_for_titles_and_two_for_aliases():
         # body words never match by prefix: "tomat" is in Salsa's body only as "tomatillos"
         ("tomati", True, {}),
         # the whole words before the partial one still score as usual
-        ("green tom", True, {"Composting.md": [], "Tomatoes.md": [("tom", "title", "tomatoes", 3)]}),
+        (
+            "green tom",
+            True,
+            {"Composting.md": [], "Tomatoes.md": [("tom", "title", "tomatoes", 3)]},
+        ),
     ],
 )
 def test_prefix_components(text: str, prefix: bool, expected: dict[str, list[tuple]]):
@@ -95,7 +103,10 @@ def test_no_prefix_when_the_term_is_already_a_title_token():
 def test_no_alias_prefix_when_the_term_is_already_an_alias_token():
     files = {"Courgettes.md": page("Courgettes", aliases=("Zuc", "Zucchini"))}
     hits = search(vault_of(files), parse_query("zuc", prefix=True))
-    assert [(m.channel, m.points) for m in hits[0].matched] == [("title-phrase", 10), ("alias-term", 4)]
+    assert [(m.channel, m.points) for m in hits[0].matched] == [
+        ("title-phrase", 10),
+        ("alias-term", 4),
+    ]
 
 
 def test_the_first_title_token_that_fits_is_recorded():
@@ -113,7 +124,10 @@ def test_title_prefix_outranks_alias_prefix():
         "Rag.md": [("ra", "alias", "rag", 2)],
     }
     hits = search(vault_of(files), parse_query("ra", prefix=True))
-    assert [h.page.path for h in hits] == ["Raspberries.md", "Rag.md"]  # the one point apart decides
+    assert [h.page.path for h in hits] == [
+        "Raspberries.md",
+        "Rag.md",
+    ]  # the one point apart decides
 
 
 def test_prefix_pages_are_candidates_without_any_whole_word_match():
@@ -123,7 +137,10 @@ def test_prefix_pages_are_candidates_without_any_whole_word_match():
 
 
 def test_the_title_being_typed_comes_first():
-    files = {"Filters.md": page("Filters"), "Combining Filters.md": page("Combining Filters"),
-             "Custom Filters.md": page("Custom Filters")}
+    files = {
+        "Filters.md": page("Filters"),
+        "Combining Filters.md": page("Combining Filters"),
+        "Custom Filters.md": page("Custom Filters"),
+    }
     hits = search(vault_of(files), parse_query("filt", prefix=True))
     assert hits[0].page.path == "Filters.md"

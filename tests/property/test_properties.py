@@ -129,11 +129,12 @@ def test_every_link_span_covers_exactly_its_text(text):
         assert span.start_char <= t.start_char <= t.end_char <= span.end_char
 
 
-@given(vaults, queries, st.booleans(), st.data())
-def test_ranking_ignores_the_order_pages_are_added(files, query, graph, data):
+@given(vaults, queries, st.booleans(), st.booleans(), st.booleans(), st.data())
+def test_ranking_ignores_the_order_pages_are_added(files, query, graph, prefix, vocabulary, data):
+    files = with_vocabulary(files, vocabulary)
     order = data.draw(st.permutations(list(files)))
-    expected = payload_text(build_vault(files), query, graph=graph)
-    assert payload_text(build_vault(files, order=order), query, graph=graph) == expected
+    expected = payload_text(build_vault(files), query, graph=graph, prefix=prefix)
+    assert payload_text(build_vault(files, order=order), query, graph=graph, prefix=prefix) == expected
 
 
 filters = st.fixed_dictionaries(
