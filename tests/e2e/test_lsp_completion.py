@@ -18,6 +18,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from engine.complete import page_choices
+from engine.page import parse_page
 from engine.render import breakdown_table
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # one session for the module (conftest)
@@ -40,7 +41,7 @@ async def test_page_items_are_the_engine_choices_in_order(
     shared_client: LanguageClient, shared_vault: Path, buffers
 ):
     uri, _ = buffers(SCRATCH, "")
-    engine = engine_vault(shared_vault)  # disk only, to check where each link leads
+    engine = engine_vault(shared_vault)
     for version, typed in enumerate(
         ["RA", "rag", "graph r", "att", "compo", "zucchini", "Retrieval-Aug", ""], 2
     ):
@@ -48,7 +49,8 @@ async def test_page_items_are_the_engine_choices_in_order(
         change_doc(shared_client, uri, version, whole(text))
         cursor = end_of(text)
         result = await complete(shared_client, uri, cursor)
-        choices = page_choices(engine_vault(shared_vault, {SCRATCH: text}), typed, LIMIT)
+        engine.upsert(parse_page(SCRATCH, text))  # the server's view: disk plus this buffer
+        choices = page_choices(engine, typed, LIMIT)
         assert result is not None and result.is_incomplete is True
         assert [i.label for i in result.items] == [c.label for c in choices], typed
         assert choices, typed
@@ -110,7 +112,9 @@ async def test_items_carry_the_score_breakdown(
     assert "| channel | term | field | hits | points |" in doc
     assert "| title-phrase | (title) |  | 1 | 10 |" in doc
     assert "| title-term | graph |  | 1 | 5 |" in doc
-    assert top.detail == f"{doc.split('score ')[1].split(' ')[0]} · ai/rag/graph-rag.md"
+    [choice] = page_choices(engine_vault(shared_vault, {SCRATCH: text}), "graph rag", 1)
+    assert top.detail == f"{choice.hit.score} · ai/rag/graph-rag.md"
+    assert doc.startswith(f"**Graph RAG** · score {choice.hit.score} · `ai/rag/graph-rag.md`")
 
 
 async def test_no_doubled_brackets_inside_an_existing_link(

@@ -18,6 +18,7 @@ from vaultkit import brute_backlinks, build_vault, check_ranking_contract, hits_
 
 from engine.page import parse_page
 from engine.query import parse_query, passes_filters
+from engine.text import index_of_utf16, query_terms, tokenize, utf16_col
 from engine.vault import Vault
 from engine.weights import POINTS
 
@@ -191,3 +192,18 @@ def test_incremental_updates_equal_a_fresh_build(sequence):
             vault.remove(path)
             files.pop(path, None)
     assert vault_state(vault) == vault_state(build_vault(files))
+
+
+@given(st.text(), st.data())
+def test_utf16_columns_round_trip(line, data):
+    index = data.draw(st.integers(0, len(line)))
+    col = utf16_col(line, index)
+    assert col == len(line[:index].encode("utf-16-le", "surrogatepass")) // 2
+    assert index_of_utf16(line, col) == index
+
+
+@given(st.text())
+def test_tokens_are_casefolded_letter_digit_runs(text):
+    tokens = tokenize(text)
+    assert all(t and t == t.casefold() and all(c.isalnum() for c in t) for t in tokens)
+    assert list(query_terms(text)) == list(dict.fromkeys(tokens))
