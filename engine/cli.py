@@ -84,6 +84,39 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
     j.add_argument("--limit", type=_positive_int, default=10, metavar="N", help="default limit per request")
 
+    g = sub.add_parser("grep", help="regular expression over page bodies, in path and line order")
+    g.add_argument("pattern", metavar="PATTERN", help="a regular expression (Python/regex syntax)")
+    g.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
+    g.add_argument("-i", "--ignore-case", action="store_true", help="match without regard to case")
+    g.add_argument("--folder", metavar="F", help="only pages under this vault-relative folder")
+    g.add_argument("--exclude", metavar="PREFIX", action="append", default=[], help="skip paths starting with PREFIX")
+    g.add_argument("--frontmatter", action="store_true", help="search the frontmatter lines too")
+    g.add_argument("--limit", type=_positive_int, default=100, metavar="N", help="at most N matches listed")
+    g.add_argument("--json", action="store_true", help="print the result object as JSON")
+
+    gl = sub.add_parser("glob", help="pages whose path matches a glob (**/*.md, wiki/ai/*)")
+    gl.add_argument("pattern", metavar="PATTERN")
+    gl.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
+    gl.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="at most N paths")
+    gl.add_argument("--json", action="store_true", help="print the result object as JSON")
+
+    r = sub.add_parser("read", help="a page at a level of detail: 0 abstract, 1 overview, 2 full text")
+    r.add_argument("page", metavar="PAGE", help="a path, title, alias or [[link]]")
+    r.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
+    r.add_argument("--level", type=int, choices=(0, 1, 2), default=1, help="0, 1 or 2 (default 1)")
+    r.add_argument("--json", action="store_true", help="print the result object as JSON")
+
+    rel = sub.add_parser("related", help="the pages most related to a page, with reasons")
+    rel.add_argument("page", metavar="PAGE", help="a path, title, alias or [[link]]")
+    rel.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
+    rel.add_argument("--limit", type=_positive_int, default=10, metavar="N", help="at most N pages (default 10)")
+    rel.add_argument("--json", action="store_true", help="print the result object as JSON")
+
+    ln = sub.add_parser("links", help="a page's outgoing links, incoming links and typed edges")
+    ln.add_argument("page", metavar="PAGE", help="a path, title, alias or [[link]]")
+    ln.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
+    ln.add_argument("--json", action="store_true", help="print the result object as JSON")
+
     sub.add_parser("lsp", help="run the language server (see `vaultlens lsp --help`)", add_help=False)
     return parser
 
@@ -136,7 +169,116 @@ def cmd_jsonl(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"search": cmd_search, "jsonl": cmd_jsonl}
+def _frontmatter_lines(root: str, paths: list[str]) -> dict[str, list[str]]:
+    """Each page's frontmatter lines as on disk (the engine's pages keep only the body)."""
+    from .scan import read_bytes
+
+    out: dict[str, list[str]] = {}
+    for path in paths:
+        try:
+            lines = read_bytes(root, path).decode("utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        if lines and lines[0].rstrip() == "---":
+            end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
+            if end is not None:
+                out[path] = [""] + lines[1:end]  # index 0 stands for the opening ---
+    return out
+
+
+def _emit(args: argparse.Namespace, payload: dict, text_lines: list[str]) -> int:
+    if args.json:
+        sys.stdout.write(dumps(payload) + "\n")
+    else:
+        for line in text_lines:
+            sys.stdout.write(line + "\n")
+    return 0
+
+
+def _retrieval(fn, *a, **kw):
+    from .retrieve import RetrievalError
+
+    try:
+        return fn(*a, **kw)
+    except RetrievalError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def cmd_grep(args: argparse.Namespace) -> int:
+    from .retrieve import grep
+
+    root = resolve_vault(args.vault)
+    vault, _listing = open_vault(root)
+    fm = _frontmatter_lines(root, vault.sorted_paths()) if args.frontmatter else None
+    payload = _retrieval(
+        grep, vault, args.pattern, ignore_case=args.ignore_case, folder=args.folder,
+        exclude=tuple(args.exclude), limit=args.limit, frontmatter=fm,
+    )
+    lines = [f"{m['file']}:{m['line']}:{m['column']}: {m['content']}" for m in payload["matches"]]
+    if payload["truncated"]:
+        sys.stderr.write(f"vaultlens: grep cut short: {payload['reason']}\n")
+    return _emit(args, payload, lines)
+
+
+def cmd_glob(args: argparse.Namespace) -> int:
+    from .retrieve import glob
+
+    root = resolve_vault(args.vault)
+    vault, _listing = open_vault(root)
+    payload = _retrieval(glob, vault, args.pattern, args.limit or 0)
+    return _emit(args, payload, payload["files"])
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    from .retrieve import find_page, read
+    from .scan import read_bytes
+
+    root = resolve_vault(args.vault)
+    vault, _listing = open_vault(root)
+    full = None
+    if args.level == 2:
+        page = _retrieval(find_page, vault, args.page)
+        try:
+            full = read_bytes(root, page.path).decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise UsageError(f"cannot read {page.path}: {exc.strerror or exc}") from None
+    payload = _retrieval(read, vault, args.page, args.level, full)
+    return _emit(args, payload, [payload["content"]])
+
+
+def cmd_related(args: argparse.Namespace) -> int:
+    from .retrieve import related_payload
+
+    root = resolve_vault(args.vault)
+    vault, _listing = open_vault(root)
+    payload = _retrieval(related_payload, vault, args.page, args.limit)
+    lines = [f"{hit['score']:>6}  [[{hit['title']}]]  ({hit['file']})  {hit['reasons']}" for hit in payload["hits"]]
+    return _emit(args, payload, lines)
+
+
+def cmd_links(args: argparse.Namespace) -> int:
+    from .retrieve import links
+
+    root = resolve_vault(args.vault)
+    vault, _listing = open_vault(root)
+    payload = _retrieval(links, vault, args.page)
+    lines = [f"-> {o['file'] or '(unresolved) ' + o['target']}  [{o['kind']} {o['line']}:{o['column']}]"
+             for o in payload["outgoing"]]
+    lines += [f"<- {i['file']}  [{i['kind']} {i['line']}:{i['column']}]" for i in payload["incoming"]]
+    lines += [f"{'->' if e['direction'] == 'out' else '<-'} {e['file'] or e['target']}  [{e['predicate']}]"
+              for e in payload["edges"]]
+    return _emit(args, payload, lines)
+
+
+COMMANDS = {
+    "search": cmd_search,
+    "jsonl": cmd_jsonl,
+    "grep": cmd_grep,
+    "glob": cmd_glob,
+    "read": cmd_read,
+    "related": cmd_related,
+    "links": cmd_links,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -146,7 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
-            raise UsageError("a command is required: search, lsp (see vaultlens --help)")
+            raise UsageError("a command is required: search, grep, glob, read, related, links, jsonl, lsp (see vaultlens --help)")
         return COMMANDS[args.command](args)
     except UsageError as exc:
         sys.stderr.write(f"vaultlens: error: {exc}\n")

@@ -86,3 +86,50 @@ def search_args_from_params(params: Any) -> dict[str, Any]:
     if unknown:
         raise JsonRpcInvalidParams("unknown parameter(s): " + ", ".join(unknown))
     return out
+
+
+def _check(data: dict[str, Any], allowed: dict[str, tuple[type, ...]], required: tuple[str, ...]) -> dict[str, Any]:
+    """Validate a custom request's params: required keys, types, no unknown keys."""
+    unknown = sorted(set(data) - set(allowed))
+    if unknown:
+        raise JsonRpcInvalidParams("unknown parameter(s): " + ", ".join(unknown))
+    for key in required:
+        if data.get(key) is None:
+            raise JsonRpcInvalidParams(f'"{key}" is required')
+    for key, kinds in allowed.items():
+        value = data.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) and bool not in kinds:
+            raise JsonRpcInvalidParams(f'"{key}" has the wrong type')
+        if not isinstance(value, kinds):
+            names = " or ".join({str: "a string", bool: "true or false", int: "a whole number", list: "a list"}[k]
+                                for k in kinds)
+            raise JsonRpcInvalidParams(f'"{key}" must be {names}')
+    return data
+
+
+def retrieval_params(method: str, params: Any) -> dict[str, Any]:
+    """Checked params of ``wiki/grep``, ``wiki/glob``, ``wiki/read``, ``wiki/links``, ``wiki/related``."""
+    data = _as_dict(params)
+    spec: dict[str, tuple[dict[str, tuple[type, ...]], tuple[str, ...]]] = {
+        "wiki/grep": (
+            {"pattern": (str,), "ignoreCase": (bool,), "folder": (str,), "exclude": (list, str), "limit": (int,),
+             "frontmatter": (bool,), "uri": (str,)},
+            ("pattern",),
+        ),
+        "wiki/glob": ({"pattern": (str,), "limit": (int,), "uri": (str,)}, ("pattern",)),
+        "wiki/read": ({"page": (str,), "level": (int,), "uri": (str,)}, ("page",)),
+        "wiki/links": ({"page": (str,), "uri": (str,)}, ("page",)),
+        "wiki/related": ({"page": (str,), "limit": (int,), "uri": (str,)}, ()),
+    }
+    allowed, required = spec[method]
+    out = dict(_check(data, allowed, required))
+    limit = out.get("limit")
+    if limit is not None and limit < 1:
+        raise JsonRpcInvalidParams('"limit" must be a whole number of at least 1')
+    if isinstance(out.get("exclude"), str):
+        out["exclude"] = [out["exclude"]]
+    if out.get("exclude") is not None and not all(isinstance(e, str) for e in out["exclude"]):
+        raise JsonRpcInvalidParams('"exclude" must be a list of path prefixes')
+    return out

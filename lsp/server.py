@@ -126,11 +126,13 @@ class VaultServer(LanguageServer):
 def build_server() -> VaultServer:
     """A server with every feature registered."""
     from . import sync
-    from .features import completion, hover, search, symbols
+    from .features import completion, hover, retrieve, search, symbols
 
     server = VaultServer()
-    for module in (sync, search, symbols, completion, hover):
+    for module in (sync, search, symbols, completion, hover, retrieve):
         module.register(server)
+    from .features.related import register as register_related  # wiki/related
+    register_related(server)
     return server
 
 

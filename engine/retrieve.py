@@ -1,0 +1,307 @@
+"""Retrieval beyond ranking, for people and agents: grep, glob, read levels, links, related.
+
+Each function returns the JSON-ready result object that the CLI prints with ``--json`` and the
+language server returns for the matching ``wiki/*`` request, so both are equal by construction.
+Problems a caller can fix (a pattern that does not compile, a page that does not exist) raise
+``RetrievalError`` with a message meant for them.
+
+User patterns run under the ``regex`` package's per-call timeout and a total time budget, so a
+catastrophic pattern ends with ``truncated: true`` instead of hanging the server.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import regex
+
+from .model import Page
+from .query import normalize_folder
+from .related import reasons, related
+from .render import hit_to_json, vault_name
+from .snippet import first_paragraph
+from .text import collapse
+from .vault import TYPED_EDGES, Vault
+
+GREP_TOTAL_SECONDS = 2.0  # a grep never works longer than this in all
+GREP_LINE_SECONDS = 0.05  # nor this long on one line
+GREP_MAX_PATTERN = 1000
+GLOB_MAX_PATTERN = 1000
+ABSTRACT_CHARS = 400
+LEVELS = (0, 1, 2)
+
+
+class RetrievalError(ValueError):
+    """A request that cannot be answered as asked; the message says why and what is accepted."""
+
+
+# --- finding a page by how a person names it -----------------------------------------------
+
+
+def find_page(vault: Vault, name: str) -> Page:
+    """The page a path, title, alias or ``[[link]]`` names; RetrievalError when none does."""
+    text = name.strip()
+    m = re.fullmatch(r"!?\[\[(.*?)(?:\|.*)?\]\]", text)
+    if m:
+        text = m.group(1).split("#", 1)[0].strip()
+    if not text:
+        raise RetrievalError("a page is required: a path, title, alias or [[link]]")
+    direct = vault.pages.get(text) or vault.pages.get(text + ".md")
+    if direct is not None:
+        return direct
+    res = vault.resolve(text)
+    if res.path is None:
+        raise RetrievalError(f"no page matches {name!r} (give a vault-relative path, a title, an alias or a [[link]])")
+    return vault.pages[res.path]
+
+
+# --- grep ------------------------------------------------------------------------------------
+
+
+def compile_pattern(pattern: str, ignore_case: bool = False) -> Any:
+    """A user's regular expression, compiled, or RetrievalError naming what is wrong."""
+    if len(pattern) > GREP_MAX_PATTERN:
+        raise RetrievalError(f"pattern is longer than {GREP_MAX_PATTERN} characters")
+    try:
+        return regex.compile(pattern, (regex.IGNORECASE if ignore_case else 0) | regex.VERSION0)
+    except regex.error as exc:
+        raise RetrievalError(f"pattern does not compile: {exc}") from None
+
+
+def grep(
+    vault: Vault,
+    pattern: str,
+    *,
+    ignore_case: bool = False,
+    folder: str | None = None,
+    exclude: tuple[str, ...] = (),
+    limit: int = 100,
+    frontmatter: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
+    """Lines of page bodies matching ``pattern``, in path then line order (1-based line and column).
+
+    ``frontmatter`` maps paths to their frontmatter lines when those should be searched too
+    (the caller reads them: the engine's pages keep only the body).
+    """
+    compiled = compile_pattern(pattern, ignore_case)
+    prefix = normalize_folder(folder) if folder else ""
+    excluded = tuple(normalize_folder(e) for e in exclude if e.strip())
+    deadline = time.monotonic() + GREP_TOTAL_SECONDS
+    matches: list[dict[str, Any]] = []
+    count = 0
+    truncated = None
+    for path in vault.sorted_paths():
+        if prefix and not path.startswith(prefix + "/"):
+            continue
+        if any(path == e or path.startswith(e + "/") or path.startswith(e) for e in excluded if e):
+            continue
+        page = vault.pages[path]
+        lines: list[tuple[int, str]] = []
+        if frontmatter and path in frontmatter:
+            lines += list(enumerate(frontmatter[path]))  # index 0 is the opening --- (line 0)
+        lines += [(page.body_line + i, text) for i, text in enumerate(page.body.split("\n"))]
+        for lineno, text in lines:
+            if time.monotonic() > deadline:
+                truncated = "time budget spent"
+                break
+            try:
+                found = compiled.search(text, timeout=GREP_LINE_SECONDS)
+            except TimeoutError:
+                truncated = "pattern too slow on a line; skipped the rest"
+                break
+            if found is None:
+                continue
+            count += 1
+            if len(matches) < limit:
+                matches.append(
+                    {"file": path, "line": lineno + 1, "column": found.start() + 1, "content": text.strip()[:500]}
+                )
+        if truncated:
+            break
+    return {
+        "command": "grep",
+        "vault": vault_name(vault),
+        "pattern": pattern,
+        "matches": matches,
+        "count": count,
+        "truncated": bool(truncated),
+        **({"reason": truncated} if truncated else {}),
+    }
+
+
+# --- glob ------------------------------------------------------------------------------------
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as a regex: ``**`` any folders, ``*`` and ``?`` within a segment, ``[abc]`` classes."""
+    if len(pattern) > GLOB_MAX_PATTERN:
+        raise RetrievalError(f"glob is longer than {GLOB_MAX_PATTERN} characters")
+    p = pattern.strip().lstrip("./") if pattern.strip().startswith("./") else pattern.strip()
+    out = []
+    i = 0
+    while i < len(p):
+        c = p[i]
+        if p.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+        elif p.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            j = p.find("]", i + 1)
+            if j < 0:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = p[i + 1 : j].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    try:
+        return re.compile("".join(out) + r"\Z")
+    except re.error as exc:
+        raise RetrievalError(f"glob does not compile: {exc}") from None
+
+
+def glob(vault: Vault, pattern: str, limit: int = 0) -> dict[str, Any]:
+    """Pages whose vault-relative path matches the glob, sorted. A pattern naming a folder
+    (``wiki/ai/*``) matches the pages directly in it; ``**`` reaches below."""
+    rx = glob_regex(pattern)
+    files = [p for p in vault.sorted_paths() if rx.match(p) or rx.match(p[:-3] if p.endswith(".md") else p)]
+    count = len(files)
+    if limit > 0:
+        files = files[:limit]
+    return {"command": "glob", "vault": vault_name(vault), "pattern": pattern, "files": files, "count": count}
+
+
+# --- read ------------------------------------------------------------------------------------
+
+
+def _first_sentence(text: str) -> str:
+    text = collapse(text)
+    m = re.search(r"(?<=[.!?])\s", text)
+    sentence = text[: m.start()] if m else text
+    return sentence if len(sentence) <= 240 else sentence[:239] + "…"
+
+
+def abstract(page: Page) -> str:
+    """L0: frontmatter ``summary``/``description``/``desc``, else the first paragraph, bounded."""
+    for key in ("summary", "description", "desc", "abstract"):
+        value = page.meta.get(key)
+        if isinstance(value, str) and value.strip():
+            text = collapse(value)
+            return text if len(text) <= ABSTRACT_CHARS else text[: ABSTRACT_CHARS - 1] + "…"
+    text = first_paragraph(page)
+    return text if len(text) <= ABSTRACT_CHARS else text[: ABSTRACT_CHARS - 1] + "…"
+
+
+def overview(page: Page) -> str:
+    """L1: the heading outline, each section with its first sentence, as Markdown."""
+    lines = page.body.split("\n")
+    out = [f"# {page.title}", "", abstract(page)]
+    heads = list(page.headings)
+    for n, h in enumerate(heads):
+        start = h.span.start_line - page.body_line + 1
+        end = (heads[n + 1].span.start_line - page.body_line) if n + 1 < len(heads) else len(lines)
+        section = [ln for ln in lines[max(start, 0) : max(end, 0)] if ln.strip() and not ln.lstrip().startswith(("```", "~~~"))]
+        first = _first_sentence(" ".join(section[:6])) if section else ""
+        out.append(f"{'  ' * (h.level - 1)}- {h.text}" + (f": {first}" if first else ""))
+    return "\n".join(out).strip()
+
+
+def read(vault: Vault, name: str, level: int = 1, full_text: str | None = None) -> dict[str, Any]:
+    """The page at a level of detail: 0 abstract, 1 overview, 2 full text.
+
+    ``full_text`` is the whole file as the caller has it (disk or open buffer); without it,
+    level 2 gives the body.
+    """
+    if level not in LEVELS:
+        raise RetrievalError("level must be 0 (abstract), 1 (overview) or 2 (full text)")
+    page = find_page(vault, name)
+    if level == 0:
+        content = abstract(page)
+    elif level == 1:
+        content = overview(page)
+    else:
+        content = full_text if full_text is not None else page.body
+    return {
+        "command": "read",
+        "vault": vault_name(vault),
+        "page": page.path,
+        "title": page.title,
+        "level": level,
+        "content": content,
+    }
+
+
+# --- links and related -------------------------------------------------------------------------
+
+
+def links(vault: Vault, name: str) -> dict[str, Any]:
+    """Outgoing links, incoming links and typed edges of a page, with 1-based positions."""
+    page = find_page(vault, name)
+    outgoing = []
+    edges = []
+    for link, res in vault.outlinks(page.path):
+        entry = {
+            "target": link.target,
+            "kind": link.kind,
+            "file": res.path,
+            "via": res.via,
+            "line": link.span.start_line + 1,
+            "column": link.span.start_char + 1,
+        }
+        if link.heading:
+            entry["heading"] = link.heading
+        if link.block:
+            entry["block"] = link.block
+        if link.label:
+            entry["label"] = link.label
+        if res.ambiguous:
+            entry["candidates"] = list(res.candidates)
+        if link.kind in TYPED_EDGES:
+            edges.append({"predicate": link.kind, "target": link.target, "file": res.path, "direction": "out"})
+        else:
+            outgoing.append(entry)
+    incoming = []
+    for source, link in vault.backlinks(page.path):
+        if link.kind in TYPED_EDGES:
+            edges.append({"predicate": link.kind, "target": page.path, "file": source, "direction": "in"})
+            continue
+        incoming.append(
+            {"file": source, "kind": link.kind, "line": link.span.start_line + 1, "column": link.span.start_char + 1,
+             "raw": link.raw}
+        )
+    return {
+        "command": "links",
+        "vault": vault_name(vault),
+        "page": page.path,
+        "outgoing": outgoing,
+        "incoming": incoming,
+        "edges": edges,
+    }
+
+
+def related_payload(vault: Vault, name: str, limit: int = 10) -> dict[str, Any]:
+    """The related pages a hover shows, as a result object: each hit is a search hit plus
+    ``reasons``, the one-sentence explanation the hover's Related pages table shows."""
+    page = find_page(vault, name)
+    hits = related(vault, page.path, limit)
+    return {
+        "command": "related",
+        "vault": vault_name(vault),
+        "page": page.path,
+        "hits": [{**hit_to_json(vault, h), "reasons": reasons(h.matched)} for h in hits],
+    }
