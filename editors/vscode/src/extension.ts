@@ -1,0 +1,514 @@
+/**
+ * The vaultlens extension: starts `vaultlens lsp` for Markdown in Obsidian-style vaults and adds
+ * the commands "vaultlens: Search wiki", "vaultlens: Related pages" and "vaultlens: Restart server".
+ *
+ * Everything that can be decided without VS Code lives in ./logic.ts (and is unit-tested there).
+ */
+
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  ErrorCodes,
+  LanguageClient,
+  LanguageClientOptions,
+  ResponseError,
+  RevealOutputChannelOn,
+  ServerOptions,
+  State,
+} from "vscode-languageclient/node";
+
+import {
+  defaultVaultRoot,
+  emptySearchMessage,
+  findExecutable,
+  Hit,
+  missingServerMessage,
+  needsRestart,
+  relatedItem,
+  RelatedResult,
+  SEARCH_DEBOUNCE_MS,
+  SEARCH_LIMIT,
+  searchItem,
+  SearchResult,
+  serverSettings,
+  shouldStart,
+  vaultRootFor,
+} from "./logic";
+
+const SECTION = "vaultlens";
+const WIKI_SEARCH = "wiki/search";
+const WIKI_RELATED = "wiki/related";
+const INSTALL_COMMAND = "pipx install vaultlens";
+
+interface HitItem extends vscode.QuickPickItem {
+  hit: Hit;
+  root: string;
+}
+
+const OPEN_TO_SIDE: vscode.QuickInputButton = {
+  iconPath: new vscode.ThemeIcon("split-horizontal"),
+  tooltip: "Open to the Side",
+};
+const INSERT_LINK: vscode.QuickInputButton = {
+  iconPath: new vscode.ThemeIcon("link"),
+  tooltip: "Insert [[link]] at the cursor",
+};
+
+function isDir(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isFile(p: string): boolean {
+  try {
+    const st = fs.statSync(p);
+    if (!st.isFile()) {
+      return false;
+    }
+    if (process.platform !== "win32") {
+      fs.accessSync(p, fs.constants.X_OK);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function folderPaths(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
+}
+
+class Vaultlens implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<LanguageClient | undefined> | undefined;
+  private readonly output = vscode.window.createOutputChannel("vaultlens");
+  private readonly status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 0);
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor() {
+    this.status.name = "vaultlens";
+    this.status.command = "vaultlens.search";
+    this.disposables.push(this.output, this.status);
+  }
+
+  dispose(): void {
+    void this.stop();
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+  }
+
+  // --- lifecycle --------------------------------------------------------------------------------
+
+  /** Start the server if this workspace calls for it (a vault, or the user enabled it). */
+  async maybeStart(): Promise<void> {
+    if (this.client || this.starting) {
+      return;
+    }
+    const enabled = vscode.workspace.getConfiguration(SECTION).get<boolean>("enable", false);
+    const markdown = vscode.workspace.textDocuments
+      .filter((d) => d.languageId === "markdown" && d.uri.scheme === "file")
+      .map((d) => d.uri.fsPath);
+    if (shouldStart(enabled, folderPaths(), markdown, isDir)) {
+      await this.start();
+    }
+  }
+
+  /** The running client, starting it first if needed; undefined (after telling the user) if it cannot run. */
+  async start(): Promise<LanguageClient | undefined> {
+    if (this.client) {
+      return this.client;
+    }
+    if (!this.starting) {
+      this.starting = this.launch().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  private async launch(): Promise<LanguageClient | undefined> {
+    const config = vscode.workspace.getConfiguration(SECTION);
+    const command = config.get<string>("server.path", "vaultlens") || "vaultlens";
+    const args = config.get<string[]>("server.args", ["lsp"]);
+    const executable = findExecutable(
+      command,
+      { platform: process.platform, env: process.env, home: os.homedir(), isFile },
+      folderPaths()[0],
+    );
+    if (!executable) {
+      this.showMissing(command);
+      return undefined;
+    }
+    const serverOptions: ServerOptions = {
+      run: { command: executable, args },
+      debug: { command: executable, args: [...args, "-vv"] },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: "file", language: "markdown" }],
+      initializationOptions: this.settings(),
+      outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      markdown: { isTrusted: false, supportHtml: false },
+      middleware: {
+        workspace: {
+          // Answer `workspace/configuration` for our section with the settings the user set,
+          // never VS Code's defaults: those would override the vault's .vaultlens.toml.
+          configuration: async (params, token, next) => {
+            const others = params.items.some((item) => item.section !== SECTION) ? await next(params, token) : [];
+            if (others instanceof ResponseError) {
+              return others;
+            }
+            return params.items.map((item, i) => {
+              if (item.section !== SECTION) {
+                return (others as unknown[])[i] ?? null;
+              }
+              return this.settings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined);
+            });
+          },
+        },
+      },
+    };
+    const client = new LanguageClient("vaultlens", "vaultlens", serverOptions, clientOptions);
+    client.onDidChangeState((e) => this.showState(e.newState));
+    try {
+      await client.start();
+    } catch (err) {
+      this.output.appendLine(`vaultlens: the server did not start: ${String(err)}`);
+      void vscode.window
+        .showErrorMessage(`vaultlens: the server (${executable} ${args.join(" ")}) did not start: ${message(err)}`, "Show Output")
+        .then((pick) => pick && this.output.show());
+      await client.dispose().catch(() => undefined);
+      return undefined;
+    }
+    this.client = client;
+    return client;
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.status.hide();
+    if (client) {
+      try {
+        await client.stop();
+      } catch {
+        // already stopped
+      }
+      await client.dispose().catch(() => undefined);
+    }
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    const client = await this.start();
+    if (client) {
+      void vscode.window.setStatusBarMessage("vaultlens: server restarted", 3000);
+    }
+  }
+
+  /** The server settings the user set, for a resource (or the window). */
+  settings(scope?: vscode.Uri): Record<string, unknown> {
+    const config = vscode.workspace.getConfiguration(SECTION, scope);
+    return serverSettings((key) => config.inspect(key));
+  }
+
+  async onConfigurationChanged(e: vscode.ConfigurationChangeEvent): Promise<void> {
+    if (!e.affectsConfiguration(SECTION)) {
+      return;
+    }
+    if (needsRestart((s) => e.affectsConfiguration(s))) {
+      if (this.client) {
+        await this.restart();
+      } else {
+        await this.maybeStart();
+      }
+      return;
+    }
+    // Settings the server reads: tell it to pull them again through workspace/configuration.
+    await this.client?.sendNotification(DidChangeConfigurationNotification.type, { settings: null });
+  }
+
+  private showState(state: State): void {
+    if (state === State.Running) {
+      this.status.text = "$(book) vaultlens";
+      this.status.tooltip = "vaultlens is running: click to search the wiki";
+      this.status.show();
+    } else if (state === State.Stopped) {
+      this.status.hide();
+    }
+  }
+
+  private showMissing(command: string): void {
+    this.output.appendLine(missingServerMessage(command));
+    void vscode.window
+      .showErrorMessage(missingServerMessage(command), "Copy Install Command", "Open Settings")
+      .then(async (pick) => {
+        if (pick === "Copy Install Command") {
+          await vscode.env.clipboard.writeText(INSTALL_COMMAND);
+          void vscode.window.showInformationMessage(`Copied “${INSTALL_COMMAND}”: run it in a terminal, then run “vaultlens: Restart server”.`);
+        } else if (pick === "Open Settings") {
+          await vscode.commands.executeCommand("workbench.action.openSettings", "vaultlens.server");
+        }
+      });
+  }
+
+  /** The client for a command; offers to enable vaultlens when this workspace is no vault. */
+  private async clientForCommand(): Promise<LanguageClient | undefined> {
+    if (this.client) {
+      return this.client;
+    }
+    const enabled = vscode.workspace.getConfiguration(SECTION).get<boolean>("enable", false);
+    const markdown = vscode.workspace.textDocuments
+      .filter((d) => d.languageId === "markdown" && d.uri.scheme === "file")
+      .map((d) => d.uri.fsPath);
+    if (!shouldStart(enabled, folderPaths(), markdown, isDir)) {
+      const pick = await vscode.window.showInformationMessage(
+        "vaultlens is not running: no folder of this workspace holds .obsidian/. Enable vaultlens for this workspace?",
+        "Enable",
+      );
+      if (pick !== "Enable") {
+        return undefined;
+      }
+      const target = vscode.workspace.workspaceFolders?.length
+        ? vscode.ConfigurationTarget.Workspace
+        : vscode.ConfigurationTarget.Global;
+      await vscode.workspace.getConfiguration(SECTION).update("enable", true, target);
+    }
+    return this.start();
+  }
+
+  // --- commands ---------------------------------------------------------------------------------
+
+  /** "vaultlens: Search wiki": a QuickPick that asks `wiki/search` again as you type. */
+  async search(initial?: string): Promise<void> {
+    const client = await this.clientForCommand();
+    if (!client) {
+      return;
+    }
+    const active = vscode.window.activeTextEditor?.document;
+    const folders = folderPaths();
+    let uri: string | undefined;
+    let root: string | undefined;
+    if (active && active.uri.scheme === "file" && active.languageId === "markdown") {
+      uri = active.uri.toString();
+      root = vaultRootFor(active.uri.fsPath, folders, isDir);
+    } else {
+      root = defaultVaultRoot(folders);
+    }
+    if (!root) {
+      void vscode.window.showInformationMessage("vaultlens: open a vault folder or one of its pages to search it.");
+      return;
+    }
+    const vaultRoot = root;
+    const editor = vscode.window.activeTextEditor;
+    const qp = vscode.window.createQuickPick<HitItem>();
+    qp.title = "vaultlens: Search wiki";
+    qp.placeholder = "Search pages: title, aliases, tags and text, ranked and explained";
+    qp.matchOnDescription = false;
+    qp.matchOnDetail = false;
+    let seq = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const run = async (query: string): Promise<void> => {
+      const mine = ++seq;
+      if (!query.trim()) {
+        qp.items = [];
+        qp.busy = false;
+        qp.placeholder = emptySearchMessage("");
+        return;
+      }
+      qp.busy = true;
+      try {
+        const params: Record<string, unknown> = { query, limit: SEARCH_LIMIT };
+        if (uri) {
+          params.uri = uri;
+        }
+        const result = await client.sendRequest<SearchResult>(WIKI_SEARCH, params);
+        if (mine !== seq) {
+          return; // a newer query is on its way
+        }
+        // alwaysShow: the server already ranked and filtered; VS Code must not hide hits.
+        qp.items = result.hits.map((hit) => ({
+          ...searchItem(hit),
+          alwaysShow: true,
+          buttons: [OPEN_TO_SIDE, INSERT_LINK],
+          hit,
+          root: vaultRoot,
+        }));
+        if (!result.hits.length) {
+          qp.placeholder = emptySearchMessage(query);
+        }
+      } catch (err) {
+        if (mine === seq) {
+          qp.items = [];
+          this.output.appendLine(`wiki/search failed: ${message(err)}`);
+          void vscode.window.showErrorMessage(`vaultlens: search failed: ${message(err)}`);
+        }
+      } finally {
+        if (mine === seq) {
+          qp.busy = false;
+        }
+      }
+    };
+    qp.onDidChangeValue((value) => {
+      if (timer) {
+        clearTimeout(timer);
+      }
+      timer = setTimeout(() => void run(value), SEARCH_DEBOUNCE_MS);
+    });
+    qp.onDidAccept(() => {
+      const item = qp.selectedItems[0] ?? qp.activeItems[0];
+      if (item) {
+        qp.hide();
+        void openHit(item);
+      }
+    });
+    qp.onDidTriggerItemButton((e) => {
+      qp.hide();
+      if (e.button === INSERT_LINK) {
+        void insertLink(editor, e.item.hit.wikilink);
+      } else {
+        void openHit(e.item, vscode.ViewColumn.Beside);
+      }
+    });
+    qp.onDidHide(() => {
+      if (timer) {
+        clearTimeout(timer);
+      }
+      seq++;
+      qp.dispose();
+    });
+    const seed = initial ?? selectedText(editor);
+    if (seed) {
+      qp.value = seed;
+      void run(seed);
+    }
+    qp.show();
+  }
+
+  /** "vaultlens: Related pages": the pages most related to the active page. */
+  async related(): Promise<void> {
+    const doc = vscode.window.activeTextEditor?.document;
+    if (!doc || doc.languageId !== "markdown" || doc.uri.scheme !== "file") {
+      void vscode.window.showInformationMessage("vaultlens: open a page of the vault to see its related pages.");
+      return;
+    }
+    const client = await this.clientForCommand();
+    if (!client) {
+      return;
+    }
+    let result: RelatedResult;
+    try {
+      result = await client.sendRequest<RelatedResult>(WIKI_RELATED, { uri: doc.uri.toString(), limit: 20 });
+    } catch (err) {
+      if (err instanceof ResponseError && err.code === ErrorCodes.MethodNotFound) {
+        void vscode.window.showErrorMessage(
+          "vaultlens: this vaultlens server has no “wiki/related” request. Upgrade it (pipx upgrade vaultlens, or pip install -U vaultlens), then run “vaultlens: Restart server”. Hovering a link also lists related pages.",
+        );
+      } else {
+        void vscode.window.showErrorMessage(`vaultlens: related pages failed: ${message(err)}`);
+      }
+      return;
+    }
+    const name = doc.uri.path.split("/").pop() ?? "this page";
+    if (!result.hits.length) {
+      void vscode.window.showInformationMessage(`vaultlens: no page is related to ${name} yet.`);
+      return;
+    }
+    const root = vaultRootFor(doc.uri.fsPath, folderPaths(), isDir);
+    const editor = vscode.window.activeTextEditor;
+    const qp = vscode.window.createQuickPick<HitItem>();
+    qp.title = `vaultlens: Related pages of ${result.page ?? name}`;
+    qp.placeholder = "Pick a page to open (ranked by links, shared tags, co-citation and titles)";
+    qp.matchOnDescription = true;
+    qp.items = result.hits.map((hit) => ({ ...relatedItem(hit), buttons: [OPEN_TO_SIDE, INSERT_LINK], hit, root }));
+    qp.onDidAccept(() => {
+      const item = qp.selectedItems[0] ?? qp.activeItems[0];
+      if (item) {
+        qp.hide();
+        void openHit(item);
+      }
+    });
+    qp.onDidTriggerItemButton((e) => {
+      qp.hide();
+      if (e.button === INSERT_LINK) {
+        void insertLink(editor, e.item.hit.wikilink);
+      } else {
+        void openHit(e.item, vscode.ViewColumn.Beside);
+      }
+    });
+    qp.onDidHide(() => qp.dispose());
+    qp.show();
+  }
+
+  showOutput(): void {
+    this.output.show();
+  }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function selectedText(editor: vscode.TextEditor | undefined): string {
+  if (!editor || editor.selection.isEmpty) {
+    return "";
+  }
+  const text = editor.document.getText(editor.selection);
+  return text.includes("\n") ? "" : text.trim();
+}
+
+async function openHit(item: HitItem, column?: vscode.ViewColumn): Promise<void> {
+  const uri = vscode.Uri.joinPath(vscode.Uri.file(item.root), ...item.hit.file.split("/"));
+  try {
+    await vscode.window.showTextDocument(uri, { viewColumn: column, preview: column === undefined });
+  } catch (err) {
+    void vscode.window.showErrorMessage(`vaultlens: could not open ${item.hit.file}: ${message(err)}`);
+  }
+}
+
+async function insertLink(editor: vscode.TextEditor | undefined, link: string): Promise<void> {
+  if (!editor) {
+    await vscode.env.clipboard.writeText(link);
+    void vscode.window.showInformationMessage(`vaultlens: copied ${link}`);
+    return;
+  }
+  await vscode.window.showTextDocument(editor.document, editor.viewColumn);
+  await editor.edit((edit) => {
+    for (const sel of editor.selections) {
+      edit.replace(sel, link);
+    }
+  });
+}
+
+let extension: Vaultlens | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const vl = new Vaultlens();
+  extension = vl;
+  context.subscriptions.push(
+    vl,
+    vscode.commands.registerCommand("vaultlens.search", (query?: string) => vl.search(typeof query === "string" ? query : undefined)),
+    vscode.commands.registerCommand("vaultlens.related", () => vl.related()),
+    vscode.commands.registerCommand("vaultlens.restart", () => vl.restart()),
+    vscode.commands.registerCommand("vaultlens.showOutput", () => vl.showOutput()),
+    vscode.workspace.onDidChangeConfiguration((e) => vl.onConfigurationChanged(e)),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => vl.maybeStart()),
+    vscode.workspace.onDidOpenTextDocument((doc) => {
+      if (doc.languageId === "markdown") {
+        void vl.maybeStart();
+      }
+    }),
+  );
+  await vl.maybeStart();
+}
+
+export async function deactivate(): Promise<void> {
+  await extension?.stop();
+  extension = undefined;
+}

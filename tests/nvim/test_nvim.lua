@@ -1,0 +1,286 @@
+-- Headless Neovim test of editors/nvim with the real server, driven by tests/e2e/test_neovim.py:
+--
+--   VAULTLENS_TEST_VAULT=<copy of examples/vault> VAULTLENS_TEST_PYTHON=<python> PYTHONPATH=<repo> \
+--   nvim --headless -u NONE -i NONE --cmd "set rtp^=<repo>/editors/nvim" -c "luafile tests/nvim/test_nvim.lua"
+--
+-- Opens Home.md with the plugin loaded as a user would (setup(), FileType autocommand), waits for
+-- the server, then checks [[ completion, the search function and command, hover and related pages
+-- against what a person expects of the example vault. Exits non-zero on any failure.
+
+local failures = {}
+local checks, failed = 0, 0
+
+local function log(msg)
+  io.stdout:write(msg .. "\n")
+  io.stdout:flush()
+end
+
+local function check(cond, what, detail)
+  checks = checks + 1
+  if cond then
+    log("ok   " .. what)
+  else
+    log("FAIL " .. what .. (detail and ("\n     " .. detail) or ""))
+    table.insert(failures, what)
+    failed = failed + 1
+  end
+  return cond
+end
+
+local function wait_for(ms, cond, what)
+  if not vim.wait(ms, cond, 20) then
+    error("timed out after " .. ms .. " ms waiting for " .. what)
+  end
+end
+
+local function show(value)
+  return vim.inspect(value, { newline = " ", indent = "" })
+end
+
+local vault = assert(os.getenv("VAULTLENS_TEST_VAULT"), "VAULTLENS_TEST_VAULT is not set")
+local python = assert(os.getenv("VAULTLENS_TEST_PYTHON"), "VAULTLENS_TEST_PYTHON is not set")
+vault = vim.fn.fnamemodify(vault, ":p"):gsub("/$", "")
+
+local function vaultlens_clients()
+  local get = vim.lsp.get_clients or vim.lsp.get_active_clients
+  return vim.tbl_filter(function(c)
+    return c.name == "vaultlens"
+  end, get())
+end
+
+local function attached(bufnr)
+  for _, c in ipairs(vaultlens_clients()) do
+    if vim.lsp.buf_is_attached(bufnr, c.id) then
+      return c
+    end
+  end
+  return nil
+end
+
+-- A request to the buffer's server, synchronously: the result (or raises with the error).
+local function request(bufnr, method, params)
+  local responses, err = vim.lsp.buf_request_sync(bufnr, method, params, 20000)
+  assert(responses, method .. ": " .. tostring(err))
+  for _, response in pairs(responses) do
+    if response.err then
+      error(method .. ": " .. show(response.err))
+    end
+    return response.result
+  end
+  error(method .. ": no answer")
+end
+
+-- The completion labels after typing `text` on a fresh last line, in the order a client shows
+-- them (by sortText), and the items themselves.
+local function complete(bufnr, text)
+  local last = vim.api.nvim_buf_line_count(bufnr)
+  vim.api.nvim_buf_set_lines(bufnr, last - 1, last, false, { text })
+  local result = request(bufnr, "textDocument/completion", {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    position = { line = last - 1, character = #text },
+  })
+  local items = (result and (result.items or result)) or {}
+  table.sort(items, function(a, b)
+    return (a.sortText or a.label) < (b.sortText or b.label)
+  end)
+  return vim.tbl_map(function(i)
+    return i.label
+  end, items), items
+end
+
+local function search(query, opts)
+  local done, res, err, ctx = false, nil, nil, nil
+  require("vaultlens").search(query, opts, function(r, e, c)
+    done, res, err, ctx = true, r, e, c
+  end)
+  wait_for(30000, function()
+    return done
+  end, "wiki/search " .. query)
+  return res, err, ctx
+end
+
+local function files(result)
+  return vim.tbl_map(function(h)
+    return h.file
+  end, (result and result.hits) or {})
+end
+
+local function main()
+  -- As a user's config would: filetype plugins on, the plugin's plugin/ file sourced, setup().
+  vim.cmd("filetype plugin on")
+  vim.cmd("runtime! plugin/vaultlens.lua")
+  check(vim.fn.exists(":VaultlensSearch") == 2, "plugin/vaultlens.lua defines :VaultlensSearch")
+  check(vim.fn.exists(":VaultlensRelated") == 2, "plugin/vaultlens.lua defines :VaultlensRelated")
+
+  local vl = require("vaultlens")
+  vl.setup({
+    cmd = { python, "-m", "lsp", "lsp" },
+    -- Passed as initializationOptions and through workspace/configuration: completion shows 4 pages.
+    settings = { completion = { limit = 4 } },
+  })
+  check(vl.find_root(vault .. "/ai/rag/graph-rag.md") == vault, "the vault root is found from a page by .obsidian")
+
+  -- Started in the vault with no page open yet (`cd vault && nvim`): the search starts a server.
+  vim.cmd("cd " .. vim.fn.fnameescape(vault))
+  local early, early_err = search("tomatoes", { limit = 3 })
+  check(early_err == nil and files(early)[1] == "garden/Tomatoes.md", "search works before any page is open", show(early_err or files(early)))
+
+  vim.cmd("edit " .. vim.fn.fnameescape(vault .. "/Home.md"))
+  local home = vim.api.nvim_get_current_buf()
+  check(vim.bo[home].filetype == "markdown", "Home.md is a markdown buffer")
+  wait_for(15000, function()
+    return attached(home) ~= nil
+  end, "the server to attach to Home.md")
+  local client = attached(home)
+  check(client.config.root_dir == vault, "the client's root is the vault", client.config.root_dir)
+  check(#vaultlens_clients() == 1, "the page joins the server the search started", show(#vaultlens_clients()))
+  check(vim.bo[home].omnifunc == "v:lua.vim.lsp.omnifunc", "omnifunc is the server's completion (not HTML tags)", vim.bo[home].omnifunc)
+
+  -- Search first: wiki/search waits until the vault is indexed.
+  local res, err, ctx = search("graph rag", { limit = 5 })
+  check(err == nil, "search answers without error", show(err))
+  check(res and res.command == "search" and res.query == "graph rag", "search returns the wiki/search result object")
+  local found = files(res)
+  check(found[1] == "ai/rag/graph-rag.md", "search 'graph rag' ranks Graph RAG first", show(found))
+  check(
+    vim.tbl_contains({ found[2], found[3] }, "ai/rag/Retrieval-Augmented Generation.md"),
+    "search 'graph rag' ranks Retrieval-Augmented Generation in the top 3",
+    show(found)
+  )
+  check(ctx and ctx.root == vault, "the search callback gets the vault root", show(ctx))
+  local hit = res.hits[1]
+  local sum = 0
+  for _, m in ipairs(hit.matched) do
+    sum = sum + m.points
+  end
+  check(math.abs(sum - hit.score) < 1e-9, "a hit's breakdown adds up to its score", show(hit))
+
+  -- The same bytes as the command line gives for the same vault and query.
+  local out = vim.fn.system({ python, "-m", "lsp", "search", "graph rag", "--vault", vault, "--json", "--limit", "5" })
+  check(vim.v.shell_error == 0, "vaultlens search --json runs", out)
+  local cli = vim.json.decode(out, { luanil = { object = true } })
+  check(vim.deep_equal(cli, res), "search() returns exactly what vaultlens search --json prints", show(cli) .. "\n     " .. show(res))
+
+  local compost = files(search("compost", { limit = 3 }))
+  check(compost[1] == "garden/Composting.md", "search 'compost' ranks Composting first", show(compost))
+  local gardened = search("soil", { folder = "garden", limit = 10 })
+  check(#gardened.hits > 0, "search with a folder filter finds pages")
+  check(vim.tbl_isempty(vim.tbl_filter(function(f)
+    return f:sub(1, 7) ~= "garden/"
+  end, files(gardened))), "search with folder = 'garden' keeps to garden/", show(files(gardened)))
+
+  -- [[ completion, ranked as a person would expect.
+  vim.api.nvim_buf_set_lines(home, -1, -1, false, { "" })
+  local labels, items = complete(home, "See [[graph")
+  check(labels[1] == "Graph RAG", "[[graph offers Graph RAG first", show(labels))
+  check(#labels == 4, "completion.limit = 4 from setup({ settings }) reaches the server", show(labels))
+  local doc = items[1] and items[1].documentation
+  doc = type(doc) == "table" and doc.value or doc or ""
+  check(doc:find("| channel | term | field | hits | points |", 1, true) ~= nil, "the completion documentation holds the breakdown table", doc)
+  check(doc:find("| title-term | graph |", 1, true) ~= nil, "the breakdown names the title-term match", doc)
+  check(items[1] and items[1].detail and items[1].detail:find("ai/rag/graph-rag.md", 1, true) ~= nil, "the completion detail has the path", show(items[1] and items[1].detail))
+  labels = complete(home, "[[tom")
+  check(labels[1] == "Tomatoes", "[[tom offers Tomatoes first", show(labels))
+  labels = complete(home, "Read [[retrieval aug")
+  check(labels[1] == "Retrieval-Augmented Generation", "[[retrieval aug offers Retrieval-Augmented Generation first", show(labels))
+  labels = complete(home, "[[att")
+  check(labels[1] == "Attention" and labels[2] == "Attention Is All You Need", "[[att offers Attention, then Attention Is All You Need", show(labels))
+  labels = complete(home, "[[compo")
+  check(labels[1] == "Composting", "[[compo offers Composting first", show(labels))
+
+  -- Hover on [[Graph RAG]] in Home.md: the page, and its related pages with reasons.
+  local lines = vim.api.nvim_buf_get_lines(home, 0, -1, false)
+  local row, col
+  for i, line in ipairs(lines) do
+    local s = line:find("[[Graph RAG]]", 1, true)
+    if s then
+      row, col = i - 1, s + 2
+      break
+    end
+  end
+  check(row ~= nil, "Home.md links [[Graph RAG]]")
+  local hover = request(home, "textDocument/hover", {
+    textDocument = { uri = vim.uri_from_bufnr(home) },
+    position = { line = row, character = col },
+  })
+  local text = hover and hover.contents and (hover.contents.value or hover.contents) or ""
+  text = type(text) == "string" and text or show(text)
+  check(text:find("### Graph RAG", 1, true) ~= nil, "the hover names the page", text)
+  check(text:find("`ai/rag/graph-rag.md`", 1, true) ~= nil, "the hover gives the path", text)
+  check(text:find("**Related pages**", 1, true) ~= nil, "the hover lists related pages", text)
+  check(text:find("| Retrieval-Augmented Generation | ", 1, true) ~= nil, "the related pages include Retrieval-Augmented Generation", text)
+  check(text:find("links here", 1, true) ~= nil, "the related pages give their reasons", text)
+
+  -- :VaultlensSearch: quickfix list with scores, vim.ui.select, Enter opens the page.
+  local picked
+  vim.ui.select = function(choices, opts, on_choice)
+    picked = { choices = choices, opts = opts }
+    on_choice(choices[1])
+  end
+  vim.cmd("VaultlensSearch graph rag")
+  wait_for(20000, function()
+    return picked ~= nil
+  end, ":VaultlensSearch")
+  local first = picked.opts.format_item(picked.choices[1])
+  check(first:match("^%s*%d[%d.]*  Graph RAG  %(ai/rag/graph%-rag%.md%)$") ~= nil, "vim.ui.select shows score, title and path", first)
+  local qf = vim.fn.getqflist()
+  check(#qf == #picked.choices and #qf > 0, "the quickfix list holds every hit", show(#qf))
+  check(vim.api.nvim_buf_get_name(qf[1].bufnr) == vault .. "/ai/rag/graph-rag.md", "the first quickfix entry is Graph RAG's file", vim.api.nvim_buf_get_name(qf[1].bufnr))
+  check(
+    qf[1].text:match("^%d[%d.]*  Graph RAG — ") ~= nil and qf[1].text:find(vl.breakdown(picked.choices[1]), 1, true) ~= nil,
+    "the quickfix text gives score, title and breakdown",
+    qf[1].text
+  )
+  local page = vim.api.nvim_get_current_buf()
+  check(vim.api.nvim_buf_get_name(page) == vault .. "/ai/rag/graph-rag.md", "choosing a hit opens its page")
+  wait_for(10000, function()
+    return attached(page) ~= nil
+  end, "the server to attach to graph-rag.md")
+  check(#vaultlens_clients() == 1, "one server serves the whole vault", show(#vaultlens_clients()))
+
+  -- :VaultlensRelated and require("vaultlens").related().
+  local rdone, rres, rerr
+  vl.related({}, function(r, e)
+    rdone, rres, rerr = true, r, e
+  end)
+  wait_for(20000, function()
+    return rdone
+  end, "wiki/related")
+  check(rerr == nil, "wiki/related answers without error", show(rerr))
+  check(rres and rres.command == "related" and rres.page == "ai/rag/graph-rag.md", "wiki/related names the page", show(rres and rres.page))
+  local rfiles = files(rres)
+  check(rfiles[1] == "ai/rag/Retrieval-Augmented Generation.md", "Graph RAG's most related page is Retrieval-Augmented Generation", show(rfiles))
+  check(rres.hits[1] and (rres.hits[1].reasons or ""):find("links here", 1, true) ~= nil, "related hits carry their reasons", show(rres.hits[1]))
+
+  picked = nil
+  vim.cmd("VaultlensRelated")
+  wait_for(20000, function()
+    return picked ~= nil
+  end, ":VaultlensRelated")
+  check(picked.choices[1].title == "Retrieval-Augmented Generation", ":VaultlensRelated lists Retrieval-Augmented Generation first")
+  qf = vim.fn.getqflist()
+  check(#qf > 0 and qf[1].text:find("links here", 1, true) ~= nil, "the related quickfix text gives the reasons", qf[1] and qf[1].text)
+  check(vim.api.nvim_buf_get_name(0) == vault .. "/ai/rag/Retrieval-Augmented Generation.md", "choosing a related page opens it")
+end
+
+local ok, err = xpcall(main, debug.traceback)
+if not ok then
+  log("FAIL error: " .. tostring(err))
+  table.insert(failures, "error")
+end
+log(string.format("nvim: %d passed, %d failed", checks - failed, #failures))
+for _, client in ipairs(vaultlens_clients()) do
+  if vim.fn.has("nvim-0.11") == 1 then
+    client:stop()
+  else
+    client.stop()
+  end
+end
+vim.wait(2000, function()
+  return #vaultlens_clients() == 0
+end, 50)
+if #failures > 0 then
+  vim.cmd("cquit 1")
+else
+  vim.cmd("qa!")
+end
