@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__
-from .query import parse_query
+from .query import RANKS, parse_query
 from .render import dumps, hit_line, search_payload
 from .scan import open_vault
 from .search import search
@@ -79,10 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--graph", action="store_true", help="also rank pages reached over typed edges")
     s.add_argument("--limit", type=_positive_int, default=10, metavar="N", help="at most N hits (default 10)")
     s.add_argument("--json", action="store_true", help="print the result object as JSON")
+    s.add_argument(
+        "--rank", choices=RANKS, default="default",
+        help="default: the explained channel ranking; hybrid: fuse it with BM25F and, with the "
+        "embeddings extra, a vector arm (reciprocal rank fusion)",
+    )
 
     j = sub.add_parser("jsonl", help="answer JSON-lines search requests on stdin, one result object per line")
     j.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
     j.add_argument("--limit", type=_positive_int, default=10, metavar="N", help="default limit per request")
+    j.add_argument("--rank", choices=RANKS, default="default", help="default ranking mode per request")
 
     g = sub.add_parser("grep", help="regular expression over page bodies, in path and line order")
     g.add_argument("pattern", metavar="PATTERN", help="a regular expression (Python/regex syntax)")
@@ -118,16 +124,45 @@ def build_parser() -> argparse.ArgumentParser:
     ln.add_argument("--json", action="store_true", help="print the result object as JSON")
 
     sub.add_parser("lsp", help="run the language server (see `vaultlens lsp --help`)", add_help=False)
+    sub.add_parser("mcp", help="serve the vault to AI agents over MCP (see `vaultlens mcp --help`)", add_help=False)
     return parser
+
+
+class _Vectors:
+    """The vector arm for ``--rank hybrid``, opened on first use; without the embeddings extra,
+    says once on stderr that hybrid runs its lexical arms only."""
+
+    def __init__(self, vault) -> None:
+        self.vault = vault
+        self.index = None
+        self.tried = False
+
+    def get(self):
+        if not self.tried:
+            self.tried = True
+            from .embed import open_vectors, unavailable
+
+            reason = unavailable()
+            if reason is not None:
+                sys.stderr.write(f"vaultlens: --rank hybrid runs its lexical arms only: {reason}\n")
+            else:
+                self.index = open_vectors(self.vault, progress=_embed_progress)
+        return self.index
+
+
+def _embed_progress(done: int, total: int) -> None:
+    sys.stderr.write(f"\rvaultlens: embedding pages {done}/{total}" + ("\n" if done == total else ""))
+    sys.stderr.flush()
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     root = resolve_vault(args.vault)
     vault, _listing = open_vault(root)
     query = parse_query(
-        args.query, type=args.type, folder=args.folder, tag=args.tag, graph=args.graph, limit=args.limit
+        args.query, type=args.type, folder=args.folder, tag=args.tag, graph=args.graph, limit=args.limit,
+        rank=args.rank,
     )
-    hits = search(vault, query)
+    hits = search(vault, query, _Vectors(vault).get() if args.rank == "hybrid" else None)
     out = sys.stdout
     if args.json:
         out.write(dumps(search_payload(vault, query, hits)) + "\n")
@@ -140,13 +175,14 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_jsonl(args: argparse.Namespace) -> int:
     """One vault load, then one JSON line in, one result object out (for scripts and evals).
 
-    A request is ``{"query": …, "limit"?, "type"?, "folder"?, "tag"?, "graph"?}``; a bad one is
-    answered with ``{"error": "…"}`` and the loop goes on.
+    A request is ``{"query": …, "limit"?, "type"?, "folder"?, "tag"?, "graph"?, "rank"?}``; a bad
+    one is answered with ``{"error": "…"}`` and the loop goes on.
     """
     import json
 
     root = resolve_vault(args.vault)
     vault, _listing = open_vault(root)
+    vectors = _Vectors(vault)
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -160,8 +196,10 @@ def cmd_jsonl(args: argparse.Namespace) -> int:
             query = parse_query(
                 request["query"], type=request.get("type"), folder=request.get("folder"),
                 tag=request.get("tag"), graph=bool(request.get("graph", False)), limit=limit,
+                rank=request.get("rank", args.rank),
             )
-            payload = search_payload(vault, query, search(vault, query))
+            hits = search(vault, query, vectors.get() if query.rank == "hybrid" else None)
+            payload = search_payload(vault, query, hits)
         except ValueError as exc:
             payload = {"error": str(exc)}
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")

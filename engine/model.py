@@ -135,9 +135,14 @@ class Match:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A ranked page: its score is the sum of its matches' points, by construction."""
+    """A ranked page: its score is the sum of its matches' points, by construction.
+
+    ``via`` is set by ``--rank hybrid`` only: which kinds of arm found the page (``lexical``,
+    ``vector`` or ``lexical+vector``); empty in the default ranking.
+    """
 
     page: Page
     matched: tuple[Match, ...]
     score: int | float
     snippet: str
+    via: str = ""

@@ -32,12 +32,14 @@ _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
-_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]*?)\]\]")
+# Patterns start with a literal so the regex engine can skip to candidates; an embed's "!" and
+# a tag's required preceding character are checked by hand (see _links_in_line, _tags_in_line).
+_WIKILINK = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 _MDLINK = re.compile(
-    r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+    r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
 )
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
-_TAG = re.compile(r"(?:^|(?<=[\s(,;]))#([^\W\d_/-][\w/\-]*|[\w/\-]*[^\W\d_/-][\w/\-]*)")
+_TAG = re.compile(r"#([^\W\d_/-][\w/\-]*|[\w/\-]*[^\W\d_/-][\w/\-]*)")  # at line start or after [\s(,;]
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9\-]+)[ \t]*$")
 _WIKI_IN_VALUE = re.compile(r"^\s*!?\[\[(.*)\]\]\s*$")
 # YAML errors whose problem mark is where the parser gave up (often the end of the frontmatter),
@@ -83,7 +85,7 @@ def parse_page(path: str, data: str | bytes, *, label_first: bool = False) -> Pa
                 problems.append(Problem("invalid-utf16", "text has lone UTF-16 surrogates; shown as '?'", 0))
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = _LINE_SPLIT.split(text)
+    lines = text.split("\n") if "\r" not in text else _LINE_SPLIT.split(text)
 
     meta, body_start = _frontmatter(lines, problems)
     fm_lines = lines[1 : body_start - 1] if body_start else []
@@ -133,13 +135,20 @@ def _frontmatter(lines: list[str], problems: list[Problem]) -> tuple[dict[str, A
     """The frontmatter mapping and the line the body starts on (0 when there is none)."""
     if not lines or lines[0].rstrip() != "---":
         return {}, 0
-    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
+    close = None
+    for i in range(1, len(lines)):
+        line = lines[i]
+        if line[:3] in ("---", "...") and line.rstrip() in ("---", "..."):
+            close = i
+            break
     if close is None:
         problems.append(Problem("frontmatter-unclosed", "frontmatter starts with --- but has no closing --- line", 0))
         return {}, 0
     source = "\n".join(lines[1:close])
     try:
-        loaded = yaml.load(source, Loader=_SafeLoader)  # noqa: S506 - a safe loader
+        loaded = simple_yaml(source)
+        if loaded is _NOT_SIMPLE:
+            loaded = yaml.load(source, Loader=_SafeLoader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         context = getattr(exc, "context", None) or ""
@@ -164,6 +173,159 @@ def _frontmatter(lines: list[str], problems: list[Problem]) -> tuple[dict[str, A
     if budget[0] < 0:
         problems.append(Problem("frontmatter-too-large", "frontmatter is too large or too nested; cut short", 1))
     return meta if isinstance(meta, dict) else {}, close + 1
+
+
+# A fast reader for the frontmatter most vaults write: ``key: scalar``, ``key: [a, "b"]`` and
+# ``key:`` followed by ``- item`` lines. It is exact or it declines: on anything outside that
+# subset it returns _NOT_SIMPLE and libyaml reads the text, so the result is always what
+# ``yaml.load(source, CSafeLoader)`` gives (tests/property/test_simple_yaml.py checks this).
+# PyYAML still builds the Python objects in Python even with the C parser, which made YAML
+# a fifth of the parse time of a generated 10,000-page vault.
+_NOT_SIMPLE: Any = object()
+_SIMPLE_KEY = re.compile(r"([A-Za-z][A-Za-z0-9_-]*):(?: +(.*))?")
+_SIMPLE_ITEM = re.compile(r"( *)-(?: +(.*))?")
+_YAML_WORDS = frozenset(  # YAML 1.1 plain scalars that resolve to booleans or null
+    "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split()
+)
+_SIMPLE_INT = re.compile(r"0|[1-9][0-9]{0,17}")
+_SIMPLE_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+# Characters YAML does not allow in a stream, or reads as line breaks or a byte-order mark.
+_YAML_ODD_CHAR = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
+
+def simple_yaml(source: str) -> Any:
+    """``source`` read as YAML when it is in the simple subset, else ``_NOT_SIMPLE``."""
+    if "\t" in source or _YAML_ODD_CHAR.search(source):
+        return _NOT_SIMPLE
+    out: dict[str, Any] = {}
+    items: list[Any] | None = None  # the block sequence being read, if any
+    item_indent = -1
+    pending: str | None = None  # a key whose value is empty so far
+    for line in source.split("\n"):
+        stripped = line.lstrip(" ")
+        if not stripped or stripped[0] == "#":
+            continue
+        if line[0] != " " and line[0] != "-":
+            m = _SIMPLE_KEY.fullmatch(line)
+            if m is None:
+                return _NOT_SIMPLE
+            key, text = m.group(1), m.group(2)
+            if key in _YAML_WORDS:
+                return _NOT_SIMPLE
+            if pending is not None:
+                out[pending] = items
+            text = text.rstrip(" ") if text else ""
+            if text:
+                value = _simple_scalar(text, block=True)
+                if value is _NOT_SIMPLE:
+                    return _NOT_SIMPLE
+                out[key] = value
+                pending = None
+            else:
+                out[key] = None  # keeps the key's place; the value is set when the key ends
+                pending = key
+            items, item_indent = None, -1
+            continue
+        m = _SIMPLE_ITEM.fullmatch(line)
+        if m is None or pending is None:
+            return _NOT_SIMPLE
+        indent = len(m.group(1))
+        if items is None:
+            items, item_indent = [], indent
+        elif indent != item_indent:
+            return _NOT_SIMPLE
+        text = (m.group(2) or "").rstrip(" ")
+        value = _simple_scalar(text, block=True) if text else None
+        if value is _NOT_SIMPLE:
+            return _NOT_SIMPLE
+        items.append(value)
+    if pending is not None:
+        out[pending] = items
+    return out or None
+
+
+def _simple_scalar(text: str, *, block: bool) -> Any:
+    """One scalar or flow sequence of the simple subset (``text`` has no outer spaces)."""
+    first = text[0]
+    if first == "[":
+        value, end = _simple_flow(text, 0)
+        return value if end == len(text) else _NOT_SIMPLE
+    if first == '"':
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != '"' or '"' in inner or "\\" in inner:
+            return _NOT_SIMPLE
+        return inner
+    if first == "'":
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != "'" or "'" in inner:
+            return _NOT_SIMPLE
+        return inner
+    if first.isdigit():
+        if _SIMPLE_INT.fullmatch(text):
+            return int(text)
+        m = _SIMPLE_DATE.fullmatch(text)
+        if m is None:
+            return _NOT_SIMPLE
+        try:
+            return _dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:  # libyaml fails the same way; let it word the problem
+            return _NOT_SIMPLE
+    if not (first.isalpha() or (first.isalnum() and not first.isdecimal())) or text in _YAML_WORDS:
+        return _NOT_SIMPLE
+    if "#" in text or ": " in text or text[-1] == ":":
+        return _NOT_SIMPLE
+    if not block and any(c in text for c in ",[]{}:\"'"):
+        return _NOT_SIMPLE
+    return text
+
+
+def _simple_flow(text: str, i: int) -> tuple[Any, int]:
+    """A flow sequence starting at ``text[i] == "["``: (list, index after "]"), else (_NOT_SIMPLE, -1)."""
+    out: list[Any] = []
+    n = len(text)
+    i += 1
+    while True:
+        while i < n and text[i] == " ":
+            i += 1
+        if i >= n:
+            return _NOT_SIMPLE, -1
+        ch = text[i]
+        if ch == "]" and not out:
+            return out, i + 1
+        if ch == "[":
+            value, i = _simple_flow(text, i)
+            if value is _NOT_SIMPLE:
+                return _NOT_SIMPLE, -1
+        elif ch in "\"'":
+            close = text.find(ch, i + 1)
+            if close < 0:
+                return _NOT_SIMPLE, -1
+            value = _simple_scalar(text[i : close + 1], block=False)
+            if value is _NOT_SIMPLE:
+                return _NOT_SIMPLE, -1
+            i = close + 1
+        else:
+            j = i
+            while j < n and text[j] not in ",]":
+                j += 1
+            value = _simple_scalar(text[i:j].rstrip(" "), block=False) if text[i:j].strip(" ") else _NOT_SIMPLE
+            if value is _NOT_SIMPLE:
+                return _NOT_SIMPLE, -1
+            i = j
+        out.append(value)
+        while i < n and text[i] == " ":
+            i += 1
+        if i >= n:
+            return _NOT_SIMPLE, -1
+        if text[i] == "]":
+            return out, i + 1
+        if text[i] != ",":
+            return _NOT_SIMPLE, -1
+        i += 1
+        while i < n and text[i] == " ":
+            i += 1
+        if i >= n or text[i] == "]":  # a trailing comma: leave it to libyaml
+            return _NOT_SIMPLE, -1
 
 
 def _json_safe(value: Any, budget: list[int], depth: int = 0) -> Any:
@@ -265,7 +427,7 @@ def _locate(fm_lines: list[str], needle: str, key: str) -> Span:
     """Where an edge's target is written in the frontmatter (document lines start at 1)."""
     in_key = False
     for i, line in enumerate(fm_lines):
-        if re.match(rf"^{re.escape(key)}\s*:", line):
+        if line.startswith(key) and line[len(key) :].lstrip().startswith(":"):  # ^key\s*:
             in_key = True
         elif in_key and line and not line[0].isspace() and not line.startswith("-"):
             in_key = False
@@ -291,21 +453,31 @@ class _Scan:
 
 
 def _scan_body(lines: list[str], first: int, label_first: bool) -> _Scan:
-    """One pass over the body: code regions masked, then headings, links, tags, block ids."""
+    """One pass over the body: code regions masked, then headings, links, tags, block ids.
+
+    Most lines are prose: each check below starts with a substring test that rules the
+    expensive regular expression out for them (the regexes decide, the tests only skip).
+    """
     scan = _Scan()
+    headings, tags, links, blocks = scan.headings, scan.tags, scan.links, scan.blocks
     fence: str | None = None
     prev_blank = True
     in_list = False
     in_indented_code = False
     prev_paragraph: tuple[int, str] | None = None  # (line, text) a setext underline may promote
-    for offset, line in enumerate(lines):
-        lineno = first + offset
-        stripped = line.strip()
+    lineno = first - 1
+    for line in lines:
+        lineno += 1
         if fence is not None:
-            if stripped.startswith(fence[0] * len(fence)) and not stripped.lstrip(fence[0]).strip():
+            stripped = line.strip()
+            if stripped.startswith(fence) and not stripped.lstrip(fence[0]).strip():
                 fence = None
             continue
-        if "`" in line or "~" in line:
+        if not line:
+            prev_blank, prev_paragraph = True, None
+            continue
+        ticks = "`" in line
+        if ticks or "~" in line:
             fm = _FENCE.match(line)
             if fm:
                 fence = fm.group(1)
@@ -313,16 +485,19 @@ def _scan_body(lines: list[str], first: int, label_first: bool) -> _Scan:
                     in_list = False
                 prev_blank, prev_paragraph = False, None
                 continue
+        stripped = line.strip()
         if not stripped:
             prev_blank, prev_paragraph = True, None
             continue
-        indented = line.startswith(("    ", "\t"))
+        indented = line[0] == "\t" or line.startswith("    ")
         if indented and not in_list and (prev_blank or in_indented_code):
             in_indented_code = True
             prev_blank = False
             continue
         in_indented_code = False
-        is_item = _LIST_ITEM.match(line) is not None
+        lead = stripped[0]
+        # _LIST_ITEM's first non-space character is a marker or a (Unicode) decimal digit.
+        is_item = (lead in "-*+" or lead.isdecimal()) and _LIST_ITEM.match(line) is not None
         if is_item:
             in_list = True
         elif not indented and prev_blank:
@@ -332,43 +507,62 @@ def _scan_body(lines: list[str], first: int, label_first: bool) -> _Scan:
         # Masking keeps code-point indexes but not UTF-16 widths (an emoji in code becomes one
         # space), so columns are always counted on the line as written, ``source``.
         source = line
-        if "`" in line:
+        if ticks:
             line = _mask_inline_code(line)
 
         heading_level = 0
-        if stripped.startswith("#"):
+        if lead == "#":
             m = _ATX.match(source)  # heading text keeps its inline code
             if m:
                 heading_level = len(m.group(1))
                 text = _ATX_CLOSE.sub("", m.group(2) or "").strip()
                 span = Span(lineno, 0, lineno, utf16_col(source, len(source)))
-                scan.headings.append(Heading(heading_level, text, span))
-        elif prev_paragraph is not None and (stripped[0] in "=-") and _SETEXT.match(line):
+                headings.append(Heading(heading_level, text, span))
+        elif prev_paragraph is not None and (lead == "=" or lead == "-") and _SETEXT.match(line):
             pline, ptext = prev_paragraph
-            level = 1 if stripped[0] == "=" else 2
-            scan.headings.append(Heading(level, ptext.strip(), Span(pline, 0, pline, utf16_col(ptext, len(ptext)))))
+            level = 1 if lead == "=" else 2
+            headings.append(Heading(level, ptext.strip(), Span(pline, 0, pline, utf16_col(ptext, len(ptext)))))
             prev_paragraph = None
             continue
         prev_paragraph = None if (heading_level or is_item or in_list) else (lineno, source)
 
+        wide = not source.isascii()  # columns need counting in UTF-16 units
         if "[" in line:
-            _links_in_line(line, lineno, label_first, scan.links, source)
+            _links_in_line(line, lineno, label_first, links, source, wide)
         if "#" in line:
             # A Markdown link's destination is a URL: its `#fragment` is not a tag.
-            dests = [d.span(3) for d in _MDLINK.finditer(line)] if "](" in line else []
-            for m in _TAG.finditer(line):
-                name = m.group(1).rstrip("/")
-                if any(a <= m.start() < b for a, b in dests):
+            dests = [d.span(2) for d in _MDLINK.finditer(line)] if "](" in line else ()
+            for start, end, name in _tags_in_line(line):
+                name = name.rstrip("/")
+                if dests and any(a <= start < b for a, b in dests):
                     continue
-                if name and not (heading_level and m.start() == 0):
-                    scan.tags.append(
-                        Tag(name, Span(lineno, utf16_col(source, m.start()), lineno, utf16_col(source, m.end())))
-                    )
+                if name and not (heading_level and start == 0):
+                    if wide:
+                        start, end = utf16_col(source, start), utf16_col(source, end)
+                    tags.append(Tag(name, Span(lineno, start, lineno, end)))
         if "^" in line:
             bm = _BLOCK_ID.search(line)
             if bm:
-                scan.blocks.append((bm.group(1), lineno))
+                blocks.append((bm.group(1), lineno))
     return scan
+
+
+def _tags_in_line(line: str) -> list[tuple[int, int, str]]:
+    """``#tags`` in a line: (start, end, name) where the ``#`` starts the line or follows
+    whitespace, ``(``, ``,`` or ``;`` (what ``(?:^|(?<=[\\s(,;]))#`` matched, found faster)."""
+    out = []
+    pos = 0
+    search = _TAG.search
+    while True:
+        m = search(line, pos)
+        if m is None:
+            return out
+        start = m.start()
+        if start == 0 or line[start - 1] in "(,;" or line[start - 1].isspace():
+            out.append((start, m.end(), m.group(1)))
+            pos = m.end()
+        else:
+            pos = start + 1
 
 
 def _mask_inline_code(line: str) -> str:
@@ -430,28 +624,49 @@ def _split_inner(inner: str, label_first: bool) -> tuple[str, str | None, str | 
     return inner.strip(), heading, block, (label or None)
 
 
-def _links_in_line(line: str, lineno: int, label_first: bool, out: list[Link], source: str) -> None:
-    """Links in ``line`` (inline code masked); UTF-16 columns are counted on ``source``."""
+def _links_in_line(
+    line: str, lineno: int, label_first: bool, out: list[Link], source: str, wide: bool = True
+) -> None:
+    """Links in ``line`` (inline code masked); UTF-16 columns are counted on ``source``.
+
+    ``wide`` is False when ``source`` is ASCII, where code-point and UTF-16 columns agree.
+    """
     found: list[tuple[int, Link]] = []
     if "[[" in line:
         for m in _WIKILINK.finditer(line):
-            inner = m.group(2)
-            target, heading, block, label = _split_inner(inner, label_first)
-            if not target and not heading and not block:
-                continue
-            kind = "embed" if m.group(1) else "wiki"
-            tstart = m.start(2)
+            inner = m.group(1)
+            if "|" in inner or "#" in inner or "\\" in inner or "dendron://" in inner:
+                target, heading, block, label = _split_inner(inner, label_first)
+                if not target and not heading and not block:
+                    continue
+            else:  # the common [[Target]]: what _split_inner gives, without the calls
+                target = inner.strip()
+                if not target:
+                    continue
+                heading = block = label = None
+            offset = 0
             if label_first and "|" in inner:
-                tstart += inner.index("|") + 1
-            lead = len(line[tstart:]) - len(line[tstart:].lstrip())
-            tstart += lead
+                offset = inner.index("|") + 1
+            # Spaces before the target: they end inside the link, at the latest at its "]]".
+            rest = inner[offset:] if offset else inner
+            start, end = m.span()
+            tstart = start + 2 + offset + len(rest) - len(rest.lstrip())
             tend = tstart + len(target)
-            span = Span(lineno, utf16_col(source, m.start()), lineno, utf16_col(source, m.end()))
-            tspan = Span(lineno, utf16_col(source, tstart), lineno, utf16_col(source, tend))
-            found.append((m.start(), Link(kind, target, heading, block, label, span, tspan, m.group(0))))
+            embed = start > 0 and line[start - 1] == "!"
+            if embed:
+                start -= 1
+            if wide:
+                span = Span(lineno, utf16_col(source, start), lineno, utf16_col(source, end))
+                tspan = Span(lineno, utf16_col(source, tstart), lineno, utf16_col(source, tend))
+            else:
+                span = Span(lineno, start, lineno, end)
+                tspan = Span(lineno, tstart, lineno, tend)
+            link = Link("embed" if embed else "wiki", target, heading, block, label, span, tspan, line[start:end])
+            found.append((start, link))
     if "](" in line:
+        col = (lambda i: utf16_col(source, i)) if wide else (lambda i: i)
         for m in _MDLINK.finditer(line):
-            dest = m.group(3)
+            dest = m.group(2)
             if dest.startswith("<"):
                 dest = dest[1:-1]
             if _SCHEME.match(dest) or dest.startswith("#"):
@@ -468,10 +683,14 @@ def _links_in_line(line: str, lineno: int, label_first: bool, out: list[Link], s
                     block = anchor[1:]
                 else:
                     heading = unquote(anchor)
-            kind = "embed" if m.group(1) else "md"
-            span = Span(lineno, utf16_col(source, m.start()), lineno, utf16_col(source, m.end()))
-            ds = m.start(3) + (1 if m.group(3).startswith("<") else 0)
-            tspan = Span(lineno, utf16_col(source, ds), lineno, utf16_col(source, ds + len(dest)))
-            found.append((m.start(), Link(kind, target, heading, block, m.group(2) or None, span, tspan, m.group(0))))
-    found.sort(key=lambda item: item[0])
+            start, end = m.span()
+            embed = start > 0 and line[start - 1] == "!"
+            if embed:
+                start -= 1
+            span = Span(lineno, col(start), lineno, col(end))
+            ds = m.start(2) + (1 if m.group(2).startswith("<") else 0)
+            tspan = Span(lineno, col(ds), lineno, col(ds + len(dest)))
+            link = Link("embed" if embed else "md", target, heading, block, m.group(1) or None, span, tspan, line[start:end])
+            found.append((start, link))
+        found.sort(key=lambda item: item[0])
     out.extend(link for _, link in found)

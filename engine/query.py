@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from .model import Page
 from .text import query_terms, tokenize
 
+RANKS = ("default", "hybrid")  # the ranking modes: see README.md, Ranking
+
 
 @dataclass(frozen=True, slots=True)
 class Query:
@@ -14,6 +16,8 @@ class Query:
 
     ``tokens`` is the query's token sequence (for the phrase channel); ``terms`` the same tokens
     without duplicates. ``prefix`` turns on as-you-type matching of the last, partial term.
+    ``rank`` is ``default`` (the explained channel ranking) or ``hybrid`` (reciprocal rank fusion
+    of that ranking with a BM25F arm and, when installed, a vector arm).
     """
 
     text: str
@@ -25,6 +29,7 @@ class Query:
     graph: bool = False
     limit: int = 10
     prefix: bool = False
+    rank: str = "default"
 
     @property
     def partial(self) -> str | None:
@@ -43,11 +48,15 @@ def parse_query(
     graph: bool = False,
     limit: int = 10,
     prefix: bool = False,
+    rank: str = "default",
 ) -> Query:
-    """Build a Query from free text and filter options (ValueError for a filter that is not text)."""
+    """Build a Query from free text and filter options (ValueError for a filter that is not text,
+    or a ``rank`` that is not one of RANKS)."""
     for name, value in (("type", type), ("folder", folder), ("tag", tag)):
         if value is not None and not isinstance(value, str):
             raise ValueError(f'"{name}" must be a string')
+    if rank not in RANKS:
+        raise ValueError('"rank" must be ' + " or ".join(f'"{r}"' for r in RANKS))
     return Query(
         text=text,
         terms=query_terms(text),
@@ -58,6 +67,7 @@ def parse_query(
         graph=graph,
         limit=limit,
         prefix=prefix,
+        rank=rank,
     )
 
 

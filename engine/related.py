@@ -4,11 +4,14 @@ Reasons are explained components like search's (``Match``), from ``weights.RELAT
 direct links either way, typed edges, shared tags, co-citation (both linked from one page),
 shared outgoing links and shared title words. Score == sum of points, as in search. Candidates
 come from the page's neighbourhood (links, tags, titles); a hub shared by more than
-``RELATED_FANOUT`` pages proposes none, so the cost stays bounded on large vaults.
+``RELATED_FANOUT`` pages proposes none, so the cost stays bounded on large vaults. Links are
+read from the vault's resolved-link index (``Vault.outlink_targets``, ``Vault.linking_pages``),
+so no page is unpacked or link re-resolved here.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 
 from .model import Hit, Match
@@ -23,79 +26,66 @@ def _resolved_targets(vault: Vault, path: str) -> tuple[set[str], dict[str, set[
     """Pages ``path`` links to in its body, and typed-edge targets by target path."""
     body: set[str] = set()
     typed: dict[str, set[str]] = defaultdict(set)
-    for link, res in vault.outlinks(path):
-        if res.path is None or res.path == path:
+    for kind, target in vault.outlink_targets(path):
+        if target == path:
             continue
-        if link.kind in TYPED_EDGES:
-            typed[res.path].add(link.kind)
+        if kind in TYPED_EDGES:
+            typed[target].add(kind)
         else:
-            body.add(res.path)
+            body.add(target)
     return body, typed
 
 
 def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
-    """The top ``limit`` pages related to ``path`` (empty for an unknown page)."""
+    """The top ``limit`` pages related to ``path`` (empty for an unknown page).
+
+    Evidence is gathered for every candidate but scored as numbers; the explained components
+    (``Match``, with the titles they name) are built for the hits returned only.
+    """
     page = vault.pages.get(path)
     if page is None:
         return ()
-    found: dict[str, list[Match]] = defaultdict(list)
-    titles = lambda paths: ", ".join(sorted(vault.pages[p].title for p in paths)[:RELATED_CAP])  # noqa: E731
 
     out_body, out_typed = _resolved_targets(vault, path)
     in_body: set[str] = set()
     in_typed: dict[str, set[str]] = defaultdict(set)
-    for source, link in vault.backlinks(path):
-        if source == path:
-            continue
-        if link.kind in TYPED_EDGES:
-            in_typed[source].add(link.kind)
-        else:
-            in_body.add(source)
+    for source in vault.linking_pages(path) - {path}:
+        for kind, target in vault.outlink_targets(source):
+            if target != path:
+                continue
+            if kind in TYPED_EDGES:
+                in_typed[source].add(kind)
+            else:
+                in_body.add(source)
+    typed = {other: out_typed.get(other, set()) | in_typed.get(other, set()) for other in set(out_typed) | set(in_typed)}
 
-    for other in out_body:
-        found[other].append(Match("links-to", "", 1, RELATED_POINTS["links-to"]))
-    for other in in_body:
-        found[other].append(Match("linked-from", "", 1, RELATED_POINTS["linked-from"]))
-    for other in set(out_typed) | set(in_typed):
-        for predicate in sorted(out_typed.get(other, set()) | in_typed.get(other, set())):
-            found[other].append(Match("typed-edge", predicate, 1, RELATED_POINTS["typed-edge"]))
-
+    tags: dict[str, list[str]] = defaultdict(list)
     for tag in page.tags:
         holders = vault.tag_pages.get(tag, ())
         if len(holders) > RELATED_FANOUT:
             continue
         for other in holders:
             if other != path:
-                found[other].append(Match("shared-tag", tag, 1, RELATED_POINTS["shared-tag"]))
+                tags[other].append(tag)
 
     cited_with: dict[str, set[str]] = defaultdict(set)
     for citer in in_body | set(in_typed):
-        body, typed = _resolved_targets(vault, citer)
-        targets = body | set(typed)
+        body, typed_out = _resolved_targets(vault, citer)
+        targets = body | set(typed_out)
         if len(targets) > RELATED_FANOUT:
             continue
         for other in targets:
             if other != path:
                 cited_with[other].add(citer)
-    for other, citers in cited_with.items():
-        n = len(citers)
-        found[other].append(
-            Match("co-cited", "", n, RELATED_POINTS["co-cited"] * min(n, RELATED_CAP), "", titles(citers))
-        )
 
     shares: dict[str, set[str]] = defaultdict(set)
     for target in out_body | set(out_typed):
-        sources = {s for s, _ in vault.backlinks(target)}
+        sources = vault.linking_pages(target)
         if len(sources) > RELATED_FANOUT:
             continue
         for other in sources:
             if other != path and other != target:
                 shares[other].add(target)
-    for other, targets in shares.items():
-        n = len(targets)
-        found[other].append(
-            Match("shared-link", "", n, RELATED_POINTS["shared-link"] * min(n, RELATED_CAP), "", titles(targets))
-        )
 
     words: dict[str, list[str]] = defaultdict(list)
     for token in sorted(vault.fields[path].title_set):
@@ -107,18 +97,61 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
         for other in holders:
             if other != path and token in vault.fields[other].title_set:
                 words[other].append(token)
-    for other, tokens in words.items():
-        n = len(tokens)
-        found[other].append(
-            Match("title-term", tokens[0], n, RELATED_POINTS["title-term"] * min(n, RELATED_CAP), "", " ".join(tokens))
-        )
 
+    points = RELATED_POINTS
+    # The sum of the points matches() gives each candidate, added up without building them.
+    scores: dict[str, int | float] = defaultdict(int)
+    for other in out_body:
+        scores[other] += points["links-to"]
+    for other in in_body:
+        scores[other] += points["linked-from"]
+    for other, predicates in typed.items():
+        scores[other] += points["typed-edge"] * len(predicates)
+    for other, shared in tags.items():
+        scores[other] += points["shared-tag"] * len(shared)
+    for channel, evidence in (("co-cited", cited_with), ("shared-link", shares), ("title-term", words)):
+        worth = points[channel]
+        for other, items in evidence.items():
+            scores[other] += worth * min(len(items), RELATED_CAP)
+
+    def titles(paths: set[str]) -> str:
+        return ", ".join(sorted(vault.pages[p].title for p in paths)[:RELATED_CAP])
+
+    def matches(other: str) -> tuple[Match, ...]:
+        found: list[Match] = []
+        if other in out_body:
+            found.append(Match("links-to", "", 1, points["links-to"]))
+        if other in in_body:
+            found.append(Match("linked-from", "", 1, points["linked-from"]))
+        for predicate in sorted(typed.get(other, ())):
+            found.append(Match("typed-edge", predicate, 1, points["typed-edge"]))
+        for tag in tags.get(other, ()):
+            found.append(Match("shared-tag", tag, 1, points["shared-tag"]))
+        if other in cited_with:
+            n = len(cited_with[other])
+            found.append(Match("co-cited", "", n, points["co-cited"] * min(n, RELATED_CAP), "", titles(cited_with[other])))
+        if other in shares:
+            n = len(shares[other])
+            found.append(Match("shared-link", "", n, points["shared-link"] * min(n, RELATED_CAP), "", titles(shares[other])))
+        if other in words:
+            tokens = words[other]
+            n = len(tokens)
+            found.append(
+                Match("title-term", tokens[0], n, points["title-term"] * min(n, RELATED_CAP), "", " ".join(tokens))
+            )
+        return tuple(sorted(found, key=lambda m: (-m.points, RELATED_CHANNEL_RANK[m.channel], m.term, m.via)))
+
+    order = lambda other: (-scores[other], vault.pages[other].title.casefold(), other)  # noqa: E731
+    if 0 < limit < len(scores):  # only pages scoring at least the limit-th best can make it
+        floor = heapq.nlargest(limit, scores.values())[-1]
+        chosen = sorted((other for other, value in scores.items() if value >= floor), key=order)[:limit]
+    else:
+        chosen = sorted(scores, key=order)
     hits = []
-    for other, matched in found.items():
-        ordered = tuple(sorted(matched, key=lambda m: (-m.points, RELATED_CHANNEL_RANK[m.channel], m.term, m.via)))
-        hits.append(Hit(vault.pages[other], ordered, sum(m.points for m in ordered), ""))
-    hits.sort(key=lambda h: (-h.score, h.page.title.casefold(), h.page.path))
-    return tuple(hits[:limit] if limit > 0 else hits)
+    for other in chosen:
+        matched = matches(other)
+        hits.append(Hit(vault.pages[other], matched, sum(m.points for m in matched), ""))
+    return tuple(hits)
 
 
 def reasons(matched: tuple[Match, ...]) -> str:

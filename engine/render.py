@@ -46,16 +46,22 @@ def wikilink(vault: Vault, page: Page, style: str = "auto", label: str | None = 
 
 
 def hit_to_json(vault: Vault, hit: Hit) -> dict[str, Any]:
-    """One hit as the wire object: title, wikilink, file, type, score, snippet, matched."""
-    return {
+    """One hit as the wire object: title, wikilink, file, type, score, [via], snippet, matched.
+
+    ``via`` (which kinds of arm found the page) is there for ``--rank hybrid`` hits only.
+    """
+    out: dict[str, Any] = {
         "title": hit.page.title,
         "wikilink": wikilink(vault, hit.page),
         "file": hit.page.path,
         "type": hit.page.type,
         "score": hit.score,
-        "snippet": hit.snippet,
-        "matched": [m.to_json() for m in hit.matched],
     }
+    if hit.via:
+        out["via"] = hit.via
+    out["snippet"] = hit.snippet
+    out["matched"] = [m.to_json() for m in hit.matched]
+    return out
 
 
 def vault_name(vault: Vault) -> str:
@@ -111,7 +117,7 @@ def page_hover(vault: Vault, path: str, *, related_pages: bool = True, via: str 
     facts = [f"`{page.path}`"]
     if page.type:
         facts.append(f"type **{page.type}**")
-    backlinks = {s for s, _ in vault.backlinks(path) if s != path}
+    backlinks = vault.linking_pages(path) - {path}
     facts.append(f"{len(backlinks)} backlink{'s' if len(backlinks) != 1 else ''}")
     out.append(" · ".join(facts))
     if page.tags:
@@ -155,7 +161,7 @@ def tag_hover(vault: Vault, tag: str, limit: int = 8) -> str:
     for name, holders in vault.tag_pages.items():
         if name == want or name.startswith(want + "/"):
             paths.update(holders)
-    ranked = sorted(paths, key=lambda p: (-len({s for s, _ in vault.backlinks(p)}), vault.pages[p].title.casefold(), p))
+    ranked = sorted(paths, key=lambda p: (-len(vault.linking_pages(p)), vault.pages[p].title.casefold(), p))
     out = [f"### #{tag}", "", f"{len(paths)} page{'s carry' if len(paths) != 1 else ' carries'} this tag."]
     if ranked:
         out.append("")

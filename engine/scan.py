@@ -1,21 +1,40 @@
 """The engine's only disk I/O: list a vault's pages in sorted order and read them.
 
-Dot-folders (``.obsidian``, ``.git``, ``.trash``, ...) are skipped, and so is ``_vocabulary.md``
-(configuration, not a page). Symbolic links are followed only while they stay inside the vault,
-and each real directory is walked once, so link loops end.
+Dot-folders (``.obsidian``, ``.git``, ``.trash``, ``.vaultlens``, ...) are skipped, and so is
+``_vocabulary.md`` (configuration, not a page). Symbolic links are followed only while they stay
+inside the vault, and each real directory is walked once, so link loops end.
+
+``load_vault`` reads a whole vault: pages whose files are unchanged come from the persistent
+index (``engine.cache``), the rest are parsed, by worker processes when there are many (parsing
+is CPU-bound pure Python, so processes, not threads, use a second core), in groups that travel
+back as the index's own chunks (``engine.compact`` records plus ``vault.index_part``).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import gc
+import logging
+import marshal
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
+from .cache import RACY_NS, CacheError, CacheFile, CacheOptions, CacheWriter, cache_paths, content_hash, open_cache
+from .compact import MARSHAL_VERSION, Unpacked, decode_fields, decode_page, encode_fields, encode_page, piped_links
+from .fields import PageFields, page_fields
 from .model import Page, Problem
 from .page import parse_page
-from .vault import Vault
+from .vault import Vault, index_part
 from .vocabulary import VOCABULARY_FILE, Vocabulary, parse_vocabulary
+
+log = logging.getLogger("vaultlens")
 
 MAX_READ_BYTES = 64_000_000  # beyond this a page is not even read (parse_page indexes it by title)
 
@@ -26,6 +45,7 @@ class Listing:
 
     paths: tuple[str, ...]
     warnings: tuple[str, ...]
+    stats: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, repr=False)  # (size, mtime_ns)
 
 
 def is_page_path(rel: str) -> bool:
@@ -50,9 +70,14 @@ def excluded(rel: str, globs: Iterable[str]) -> bool:
     return False
 
 
-def list_pages(root: str, exclude: Iterable[str] = ()) -> Listing:
-    """Every page under ``root``, sorted by path, confined to the vault."""
+def list_pages(root: str, exclude: Iterable[str] = (), *, stats: bool = False) -> Listing:
+    """Every page under ``root``, sorted by path, confined to the vault.
+
+    With ``stats``, ``Listing.stats`` has each page's ``(size, mtime_ns)``, taken before any
+    page is read (what the persistent index is checked against).
+    """
     exclude = tuple(exclude)
+    found_stats: dict[str, tuple[int, int]] = {}
     real_root = os.path.realpath(root)
     seen_dirs: set[str] = set()
     paths: list[str] = []
@@ -85,10 +110,18 @@ def list_pages(root: str, exclude: Iterable[str] = ()) -> Listing:
             if is_dir:
                 if not excluded(rel + "/", exclude):
                     stack.append((rel, os.path.realpath(entry.path)))
-            elif is_file and is_page_path(rel) and not excluded(rel, exclude):
+            elif is_file and rel[-3:].lower() == ".md" and rel != VOCABULARY_FILE and (
+                not exclude or not excluded(rel, exclude)
+            ):  # is_page_path: dot-folders are never entered, dot-files skipped above
                 paths.append(rel)
+                if stats:
+                    try:
+                        st = entry.stat()
+                    except OSError:  # vanished meanwhile: reading it will tell
+                        continue
+                    found_stats[rel] = (st.st_size, st.st_mtime_ns)
     paths.sort()
-    return Listing(tuple(paths), tuple(warnings))
+    return Listing(tuple(paths), tuple(warnings), found_stats)
 
 
 def read_bytes(root: str, rel: str) -> bytes:
@@ -138,22 +171,432 @@ def _with_problem(page: Page, problem: Problem) -> Page:
     return replace(page, problems=page.problems + (problem,))
 
 
-def open_vault(root: str, *, exclude: Iterable[str] = (), link_order: str = "auto") -> tuple[Vault, Listing]:
-    """Read a whole vault from disk: pages, vocabulary and the link order it is written in.
+# --- whole vaults ---------------------------------------------------------------------------
+
+GROUP_PAGES = 250  # pages per parse task and per stored chunk
+PARALLEL_MIN_PAGES = 1500  # fewer pages parse faster in-process than worker start-up costs
+ENV_WORKERS = "VAULTLENS_WORKERS"  # worker processes for cold parsing; 0 or 1: parse in-process
+
+Manifest = tuple[tuple[str, int, int, bytes], ...]  # (path, size, mtime_ns, content hash) per page
+Pairs = list[tuple[Page, PageFields]]
+
+
+def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int] | None], label_first: bool
+                ) -> tuple[bytes, dict[str, Any], Manifest]:
+    """Read, parse and index a group of pages: ``(records, part, manifest)``.
+
+    ``records`` is one index chunk, ``marshal`` bytes of a ``(page record, fields record)`` per
+    page that could be read (vanished files are left out); ``part`` the group's
+    ``vault.index_part``. Runs in worker processes, so it takes and returns plain data only.
+    """
+    records: list[tuple[Any, Any]] = []
+    pairs: Pairs = []
+    manifest: list[tuple[str, int, int, bytes]] = []
+    for rel, stat in zip(rels, stats):
+        try:
+            data = read_bytes(root, rel)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            page = _with_problem(parse_page(rel, b"", label_first=label_first),
+                                 Problem("unreadable", f"cannot read this file: {exc.strerror or exc}", 0))
+            key = (rel, -1, -1, b"")  # never valid: tried again next time
+        else:
+            page = parse_page(rel, data, label_first=label_first)
+            size, mtime_ns = stat if stat is not None else (-1, -1)
+            if size != len(data):  # changed since it was listed: keep it, but not as this stat
+                size, mtime_ns = len(data), -1
+            key = (rel, size, mtime_ns, content_hash(data))
+        fields_record = encode_fields(page_fields(page))
+        records.append((encode_page(page), fields_record))
+        pairs.append((page, decode_fields(fields_record)))  # interned tokens for the part's keys
+        manifest.append(key)
+    return marshal.dumps(records, MARSHAL_VERSION), index_part(pairs), tuple(manifest)
+
+
+class Decoder:
+    """What the pages of one load share: the bounded cache of unpacked heavy fields and the
+    table that makes equal small values of different pages one object."""
+
+    def __init__(self) -> None:
+        self.unpacked = Unpacked()
+        self.shared: dict[Any, Any] = {}
+
+    def records(self, blob: bytes, keep: Sequence[int] | None = None) -> tuple[Pairs, list[Any]]:
+        """The pages and fields of one chunk (with ``keep``: only those positions), and the
+        raw records kept (for storing them again)."""
+        records = marshal.loads(blob)
+        if keep is not None:
+            records = [records[i] for i in keep]
+        unpacked, shared = self.unpacked, self.shared
+        return [(decode_page(p, unpacked), decode_fields(f, shared)) for p, f in records], records
+
+
+def _worker_count(n_pages: int, workers: int | None) -> int:
+    if workers is None:
+        env = os.environ.get(ENV_WORKERS, "").strip()
+        if env.isdigit():
+            workers = int(env)
+        else:
+            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+            workers = min(cpus, 4) if n_pages >= PARALLEL_MIN_PAGES else 1
+    return max(1, workers)
+
+
+_ENGINE_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding engine/
+_WORKER_CODE = f"import sys; sys.path.insert(0, {_ENGINE_HOME!r}); from engine.scan import serve_worker; serve_worker()"
+
+
+def serve_worker() -> None:  # pragma: no cover - runs in worker processes
+    """A parse worker's loop: length-prefixed ``marshal`` requests on stdin, replies on stdout.
+
+    A request is ``(root, rels, stats, label_first)``; a reply ``(True, records, part, manifest)``
+    (``parse_group``) or ``(False, reason)``. Anything else written to stdout goes to stderr instead, so a stray
+    print can never corrupt a reply (or the JSON-RPC stream of the server that started us).
+    """
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    gc.disable()  # a group's objects are freed by reference counting; nothing forms cycles
+    inp = sys.stdin.buffer
+    while True:
+        head = inp.read(8)
+        if len(head) < 8:
+            return
+        root, rels, stats, label_first = marshal.loads(inp.read(int.from_bytes(head, "little")))
+        try:
+            reply = marshal.dumps((True, *parse_group(root, rels, stats, label_first)), MARSHAL_VERSION)
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which parses in-process
+            reply = marshal.dumps((False, f"{type(exc).__name__}: {exc}"), MARSHAL_VERSION)
+        out.write(len(reply).to_bytes(8, "little") + reply)
+        out.flush()
+
+
+def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.SimpleQueue, task) -> None:
+    """Feed one worker groups from ``todo`` until none are left; results (or None) go to ``done``."""
+    try:
+        while True:
+            try:
+                i = todo.get_nowait()
+            except queue.Empty:
+                return
+            request = marshal.dumps(task(i), MARSHAL_VERSION)
+            try:
+                proc.stdin.write(len(request).to_bytes(8, "little") + request)  # type: ignore[union-attr]
+                proc.stdin.flush()  # type: ignore[union-attr]
+                head = proc.stdout.read(8)  # type: ignore[union-attr]
+                reply = marshal.loads(proc.stdout.read(int.from_bytes(head, "little")))  # type: ignore[union-attr]
+            except (OSError, ValueError, EOFError) as exc:
+                log.warning("parse worker %s failed: %s", proc.pid, exc)
+                done.put((i, None))
+                return
+            if not reply[0]:
+                log.warning("parse worker %s: %s", proc.pid, reply[1])
+                done.put((i, None))
+                continue
+            done.put((i, reply[1:]))
+    finally:
+        try:
+            proc.stdin.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
+
+
+def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int]], label_first: bool,
+                 workers: int | None = None) -> Iterator[tuple[bytes, dict[str, Any], Manifest, int]]:
+    """Parse pages in groups: ``parse_group``'s ``(records, part, manifest)`` and the number of
+    pages asked for, as each group is done.
+
+    With two or more workers the groups go to worker processes (``python -I`` running
+    ``serve_worker`` from this very engine), fed over pipes; a group a worker could not do, or
+    every group when workers cannot start, is parsed in-process.
+    """
+    groups = [list(rels[i : i + GROUP_PAGES]) for i in range(0, len(rels), GROUP_PAGES)]
+    n = min(_worker_count(len(rels), workers), len(groups))
+
+    def task(i: int) -> tuple[Any, ...]:
+        return (root, groups[i], [stats.get(r) for r in groups[i]], label_first)
+
+    procs: list[subprocess.Popen] = []
+    if n > 1 and sys.executable:
+        for _ in range(n):
+            try:
+                procs.append(subprocess.Popen([sys.executable, "-I", "-c", _WORKER_CODE], stdin=subprocess.PIPE,
+                                              stdout=subprocess.PIPE, stderr=None, close_fds=True))
+            except OSError as exc:
+                log.info("parse workers unavailable: %s", exc)
+                break
+    failed: list[int] = list(range(len(groups))) if not procs else []
+    try:
+        if procs:
+            todo: queue.SimpleQueue = queue.SimpleQueue()
+            done: queue.SimpleQueue = queue.SimpleQueue()
+            for i in range(len(groups)):
+                todo.put(i)
+            threads = [threading.Thread(target=_run_worker, args=(p, todo, done, task), daemon=True) for p in procs]
+            for t in threads:
+                t.start()
+            for _ in range(len(groups)):
+                while True:
+                    try:
+                        i, result = done.get(timeout=0.5)
+                        break
+                    except queue.Empty:
+                        if not any(t.is_alive() for t in threads) and done.empty():
+                            i, result = -1, None  # every worker is gone: do the rest here
+                            break
+                if i < 0:
+                    break
+                if result is None:
+                    failed.append(i)
+                    continue
+                yield result[0], result[1], result[2], len(groups[i])
+            while True:  # groups no worker took (all of them died)
+                try:
+                    failed.append(todo.get_nowait())
+                except queue.Empty:
+                    break
+        for i in sorted(set(failed)):
+            yield (*parse_group(*task(i)), len(groups[i]))
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                try:
+                    proc.stdin.close()  # type: ignore[union-attr]
+                except OSError:
+                    pass
+        for proc in procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@dataclass
+class LoadedVault:
+    """A vault read from disk, and the index file still to be put in place (``commit``)."""
+
+    vault: Vault
+    listing: Listing
+    from_cache: int = 0  # pages taken from the persistent index
+    parsed: int = 0  # pages parsed
+    changed: bool = True  # whether the pages differ from the persistent index
+    cache_path: str | None = None  # the index file read, if any
+    _writer: CacheWriter | None = field(default=None, repr=False)
+    _scan_ns: int = 0
+
+    def commit(self) -> str | None:
+        """Write the updated persistent index, if anything changed; returns its path.
+
+        Safe to call from another thread, once; failures are logged, never raised.
+        """
+        writer, self._writer = self._writer, None
+        if writer is None:
+            return None
+        try:
+            return writer.commit(label_first=self.vault.label_first, scan_ns=self._scan_ns)
+        except OSError as exc:
+            log.info("vaultlens index not written: %s", exc.strerror or exc)
+            writer.abort()
+            return None
+
+    def discard(self) -> None:
+        """Drop the pending index file."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.abort()
+
+
+def load_vault(
+    root: str,
+    *,
+    exclude: Iterable[str] = (),
+    link_order: str = "auto",
+    cache: CacheOptions | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    workers: int | None = None,
+) -> LoadedVault:
+    """Read a whole vault: unchanged pages from the persistent index, the rest parsed.
 
     ``link_order`` is ``target-first`` (Obsidian: ``[[target|label]]``), ``label-first``
     (Dendron: ``[[label|target]]``) or ``auto``: whichever reading resolves more piped links.
+    ``cache`` defaults to ``CacheOptions.from_env()``; ``progress(done, total)`` is called as
+    pages come in (from this thread). The result's ``commit()`` stores what was parsed.
     """
-    listing = list_pages(root, exclude)
-    pages = load_pages(root, listing.paths)
-    label_first = link_order == "label-first"
-    if label_first:
-        pages = load_pages(root, listing.paths, label_first=True)
-    vault = Vault.from_pages(pages, root, label_first=label_first)
-    if link_order == "auto" and detect_label_first(vault):
-        vault = Vault.from_pages(load_pages(root, listing.paths, label_first=True), root, label_first=True)
-    vault.set_vocabulary(load_vocabulary(root))
-    return vault, listing
+    # Loading creates millions of objects that all live on: the cyclic collector would walk
+    # them again and again (a third of a cold load at 10,000 pages) and find nothing, so it is
+    # paused, and what exists afterwards is moved out of its sight (``gc.freeze``) rather than
+    # walked by the next collection, on whatever request happens to trigger it.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_vault(root, exclude, link_order, cache, progress, workers)
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
+
+
+def _load_vault(root: str, exclude: Iterable[str], link_order: str, cache: CacheOptions | None,
+                progress: Callable[[int, int], None] | None, workers: int | None) -> LoadedVault:
+    options = cache if cache is not None else CacheOptions.from_env()
+    scan_ns = time.time_ns()
+    listing = list_pages(root, exclude, stats=options.enabled)
+    candidates = cache_paths(root, options)
+    stored = open_cache(candidates) if candidates else None
+    if stored is not None and link_order != "auto" and stored.label_first != (link_order == "label-first"):
+        stored.close()
+        stored = None
+    label_first = link_order == "label-first" if stored is None or link_order != "auto" else stored.label_first
+    try:
+        loaded = _load(root, listing, stored, candidates, label_first, scan_ns, progress, workers)
+        # Unchanged pages read as they did when stored: only a change can change the link order.
+        if link_order == "auto" and loaded.changed and detect_label_first(loaded.vault) != label_first:
+            # The vault reads the other way (a Dendron vault, or no longer one): parse it again so.
+            loaded.discard()
+            loaded = _load(root, listing, None, candidates, not label_first, scan_ns, progress, workers)
+    finally:
+        if stored is not None:
+            stored.close()
+    loaded.vault.set_vocabulary(load_vocabulary(root))
+    return loaded
+
+
+def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: list[str], label_first: bool,
+          scan_ns: int, progress: Callable[[int, int], None] | None, workers: int | None) -> LoadedVault:
+    stats = listing.stats
+    total = len(listing.paths)
+    done = 0
+    decode = Decoder().records
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(min(done, total), total)
+
+    # Which stored pages still match their files: one stat each (taken by list_pages).
+    plans: list[tuple[Any, list[int], Manifest]] = []  # (chunk, valid positions, their manifest)
+    seen: set[str] = set()
+    stale: list[str] = []  # stored pages whose file changed or is gone
+    duplicated = False
+    changed = stored is None
+    for chunk in stored.chunks if stored is not None else ():
+        keep: list[int] = []
+        manifest = []
+        for i, (path, size, mtime_ns, digest) in enumerate(chunk.manifest):
+            now = stats.get(path)
+            if path in seen:
+                duplicated = True
+                continue
+            valid = now is not None and now[0] == size
+            if valid and (now[1] != mtime_ns or mtime_ns >= stored.scan_ns - RACY_NS):  # type: ignore[union-attr]
+                valid = _same_content(root, path, digest)
+                changed = True  # store the new stat, or a scan time that makes it trusted
+            if not valid:
+                stale.append(path)
+                continue
+            seen.add(path)
+            keep.append(i)
+            manifest.append((path, now[0], now[1], digest))  # type: ignore[index]
+        plans.append((chunk, keep, tuple(manifest)))
+    to_parse = [p for p in listing.paths if p not in seen]
+    changed = changed or bool(stale) or bool(to_parse)
+    writer = CacheWriter.create(candidates) if changed and candidates else None
+
+    vault: Vault | None = None
+    if stored is not None and stored.snapshot is not None and not duplicated and len(stale) + len(to_parse) <= len(seen):
+        # Mostly unchanged: the stored pages and index snapshot as they are, then page by page
+        # updates for what changed (each costs that page only).
+        try:
+            snapshot = marshal.loads(stored.read(stored.snapshot))
+            pairs_all: Pairs = []
+            for chunk, keep, manifest in plans:
+                blob = stored.read(chunk)
+                pairs, records = decode(blob)
+                pairs_all.extend(pairs)
+                if writer is not None and keep:
+                    whole = len(keep) == len(records)
+                    writer.add(blob if whole else marshal.dumps([records[i] for i in keep], MARSHAL_VERSION), manifest)
+                advance(len(keep))
+            vault = Vault.from_snapshot(pairs_all, snapshot, root, label_first=label_first)
+            del pairs_all
+            for path in stale:
+                vault.remove(path)
+        except (CacheError, ValueError, TypeError, EOFError, IndexError, KeyError) as exc:
+            log.info("vaultlens index not used: %s", exc)
+            vault = None
+            done = 0
+            if writer is not None:
+                writer.abort()
+                writer = CacheWriter.create(candidates) if candidates else None
+    if vault is not None:
+        for records_blob, _part, manifest, n in parse_groups(root, to_parse, stats, label_first, workers):
+            for page, fields in decode(records_blob)[0]:
+                vault.upsert(page, fields)
+            if writer is not None and manifest:
+                writer.add(records_blob, manifest)
+            advance(n)
+        from_cache = len(seen)
+        parsed = len(to_parse)
+    else:
+        # Cold (or mostly changed): parse everything not reusable and build the indexes in bulk,
+        # each group merged as it arrives and then dropped.
+        counts = {"from_cache": 0, "parsed": 0}
+
+        def groups() -> Iterator[tuple[Pairs, dict[str, Any]]]:
+            reused: set[str] = set()
+            for chunk, keep, manifest in plans if not duplicated else ():
+                if not keep:
+                    continue
+                try:
+                    blob = stored.read(chunk)  # type: ignore[union-attr]
+                    pairs, records = decode(blob, keep)
+                    part = index_part(pairs)
+                except (CacheError, ValueError, TypeError, EOFError, IndexError, KeyError) as exc:
+                    log.info("vaultlens index chunk not used: %s", exc)
+                    continue
+                if writer is not None:
+                    whole = len(keep) == len(chunk.manifest)
+                    writer.add(blob if whole else marshal.dumps(records, MARSHAL_VERSION), manifest)
+                reused.update(page.path for page, _ in pairs)
+                counts["from_cache"] += len(pairs)
+                advance(len(pairs))
+                yield pairs, part
+            rest = [p for p in listing.paths if p not in reused]
+            counts["parsed"] = len(rest)
+            for records_blob, part, manifest, n in parse_groups(root, rest, stats, label_first, workers):
+                if writer is not None and manifest:
+                    writer.add(records_blob, manifest)
+                pairs = decode(records_blob)[0]
+                del records_blob
+                advance(n)
+                yield pairs, part
+
+        vault = Vault.from_parts(groups(), root, label_first=label_first)
+        from_cache, parsed = counts["from_cache"], counts["parsed"]
+    if writer is not None:
+        try:
+            writer.add_snapshot(marshal.dumps(vault.snapshot(), MARSHAL_VERSION))
+        except ValueError as exc:  # an index marshal cannot write: store the pages only
+            log.info("vaultlens index snapshot not stored: %s", exc)
+    return LoadedVault(vault, listing, from_cache, parsed, changed, stored.path if stored else None, writer, scan_ns)
+
+
+def _same_content(root: str, rel: str, digest: bytes) -> bool:
+    try:
+        return content_hash(read_bytes(root, rel)) == digest
+    except OSError:
+        return False
+
+
+def open_vault(
+    root: str, *, exclude: Iterable[str] = (), link_order: str = "auto", cache: CacheOptions | None = None
+) -> tuple[Vault, Listing]:
+    """Read a whole vault from disk (``load_vault``) and store its index at once."""
+    loaded = load_vault(root, exclude=exclude, link_order=link_order, cache=cache)
+    loaded.commit()
+    return loaded.vault, loaded.listing
 
 
 def detect_label_first(vault: Vault) -> bool:
@@ -164,11 +607,9 @@ def detect_label_first(vault: Vault) -> bool:
     """
     only_target = only_label = 0
     for path in vault.sorted_paths():
-        for link in vault.pages[path].links:
-            if link.kind != "wiki" or not link.label:
-                continue
-            left = vault.resolve(link.target, path).path is not None
-            other = link.label.split("#", 1)[0]
+        for target, label in piped_links(vault.pages[path]):
+            left = vault.resolve(target, path).path is not None
+            other = label.split("#", 1)[0]
             if other.startswith("dendron://"):
                 other = other[len("dendron://") :].split("/", 1)[-1]
             right = bool(other) and vault.resolve(other, path).path is not None

@@ -2,19 +2,47 @@
 
 The score of a hit is the sum of its matches' points and nothing else, so the explanation
 cannot disagree with the ranking. Pure: reads the page, its fields and the vault's indexes.
+What depends only on the query and the vault (stem groups, synonyms, typo corrections,
+document frequencies) is looked up once per query in a ``Plan``, so scoring a page is a few
+set and dict look-ups per term.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
-from .fields import PageFields
+from .fields import LENGTH_FIELDS, PageFields
 from .model import Match, Page
 from .query import Query
-from .text import stem
+from .text import fold, stem, tokenize
 from .vault import Vault
-from .weights import BODY_CAP, CHANNEL_RANK, FIELDS, POINTS, PREFIX_ALIAS, SYNONYM_MINOR
+from .weights import (
+    BM25_B,
+    BM25_K1,
+    BM25_SCALE,
+    BODY_CAP,
+    CHANNEL_RANK,
+    EXACT_BASE,
+    FIELDS,
+    FIXED_STEP,
+    FOLDED_MINOR,
+    FUZZY_LONG_CHARS,
+    FUZZY_MIN_CHARS,
+    HEADING_EXACT,
+    LINK_PRIOR_PAGES,
+    PATH_LEAF,
+    POINTS,
+    PREFIX_ALIAS,
+    SYNONYM_MINOR,
+)
+
+
+def fixed(value: float) -> float:
+    """``value`` rounded to a multiple of 1/FIXED_STEP (an exact binary fraction)."""
+    return round(value * FIXED_STEP) / FIXED_STEP
 
 
 def contains_sequence(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
@@ -65,18 +93,215 @@ def _field_tokens(field: str, f: PageFields):
     return f.body_counts.keys()
 
 
-def score_page(page: Page, fields: PageFields, query: Query, vault: Vault) -> list[Match]:
-    """The matches of one page for a query (unsorted; empty when nothing matched)."""
-    found: list[Match] = []
+# --- the per-query plan --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TermPlan:
+    """What one query term can match in this vault.
+
+    ``stems``: other vault tokens with the same Porter stem (diacritics-only variants excluded);
+    ``folded``: vault tokens equal to the term up to diacritics; ``fuzzy``: vault tokens one
+    edit away, only for a term the vault does not know at all; ``idf``: BM25's inverse document
+    frequency of the term (0 when no page holds it).
+    """
+
+    term: str
+    synonyms: tuple[tuple[str, ...], ...]
+    stems: tuple[str, ...]
+    folded: tuple[str, ...]
+    fuzzy: tuple[str, ...]
+    idf: float
+    variants: frozenset[str] = frozenset()  # stems and folded together, for a quick disjointness test
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A query looked up against the vault once: per-term plans and the vault statistics."""
+
+    terms: tuple[TermPlan, ...]
+    folded_tokens: tuple[str, ...]
+    avg_body: float
+
+
+def bm25_idf(n_pages: int, df: int) -> float:
+    """BM25's idf, ``ln(1 + (N - df + 0.5) / (df + 0.5))`` (never negative)."""
+    if df <= 0:
+        return 0.0
+    return math.log(1.0 + (n_pages - df + 0.5) / (df + 0.5))
+
+
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def one_edit_away(word: str) -> set[str]:
+    """Every string one deletion, transposition, substitution or insertion away from ``word``
+    (Norvig's ``edits1``), over ASCII letters, digits and the word's own characters."""
+    letters = "".join(sorted(set(_ALPHABET) | set(word)))
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    out = {a + b[1:] for a, b in splits if b}
+    out |= {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    out |= {a + c + b[1:] for a, b in splits if b for c in letters}
+    out |= {a + c + b for a, b in splits for c in letters}
+    out.discard(word)
+    return out
+
+
+def typo_corrections(vault: Vault, term: str) -> tuple[str, ...]:
+    """Vault tokens one edit from ``term`` (two transposed letters count as one edit).
+
+    Only for a term of FUZZY_MIN_CHARS or more that no page holds, exactly or by its stem:
+    a word the vault knows is never corrected. Words shorter than FUZZY_LONG_CHARS must keep
+    their first letter (typos rarely hit it, and it keeps "cat" from matching "bat").
+    """
+    if len(term) < FUZZY_MIN_CHARS or not term.isalpha() or term in vault.postings:
+        return ()
+    if vault.stem_tokens.get(stem(term)):
+        return ()
+    postings = vault.postings
+    long = len(term) >= FUZZY_LONG_CHARS
+    return tuple(sorted(t for t in one_edit_away(term) if t in postings and (long or t[0] == term[0])))
+
+
+def make_plan(vault: Vault, query: Query) -> Plan:
+    """Look the query's terms up in the vault's indexes (once per query)."""
+    n_pages = len(vault.pages)
+    postings = vault.postings
+    terms = []
+    for term in query.terms:
+        group = vault.stem_tokens.get(stem(term), ())
+        folded_term = fold(term)
+        folded = tuple(sorted(t for t in group if t != term and fold(t) == folded_term))
+        stems = tuple(sorted(t for t in group if t != term and fold(t) != folded_term))
+        terms.append(
+            TermPlan(
+                term=term,
+                synonyms=vault.vocabulary.synonyms(term),
+                stems=stems,
+                folded=folded,
+                fuzzy=typo_corrections(vault, term),
+                idf=bm25_idf(n_pages, len(postings.get(term, ()))),
+                variants=frozenset(stems) | frozenset(folded),
+            )
+        )
+    body_total = vault.field_lengths[LENGTH_FIELDS.index("body")]
+    return Plan(
+        terms=tuple(terms),
+        folded_tokens=tuple(fold(t) for t in query.tokens),
+        avg_body=body_total / n_pages if n_pages and body_total else 1.0,
+    )
+
+
+# --- scoring ---------------------------------------------------------------------------------
+
+
+def exact_points(query: Query) -> int:
+    """What ``title-exact`` is worth for this query: EXACT_BASE + POINTS["title-exact"] per term,
+    more than any page without an exact match can earn (the bound is derived in ``weights``)."""
+    return EXACT_BASE + POINTS["title-exact"] * len(query.terms)
+
+
+def _exact_name(page: Page, fields: PageFields, plan: Plan) -> tuple[str, str] | None:
+    """The query is the page's title, an alias or its file name, token for token (case and
+    diacritics aside): the (term, field) of its ``title-exact`` component."""
+    want = plan.folded_tokens
+    n = len(want)
+    if len(fields.title_tokens) == n and _same_folded(fields.title_tokens, want):
+        return "", ""
+    for alias, tokens in zip(page.aliases, fields.alias_tokens):
+        if len(tokens) == n and _same_folded(tokens, want):
+            return alias, "alias"
+    if len(fields.file_tokens) == n and _same_folded(fields.file_tokens, want):
+        return page.stem, "file"
+    return None
+
+
+def _leaf_is(page: Page, seq: tuple[str, ...]) -> bool:
+    """Whether the last dotted segment of the file name is the query, token for token."""
+    return tuple(tokenize(page.stem.rsplit(".", 1)[-1])) == seq
+
+
+def _same_folded(tokens: tuple[str, ...], want: tuple[str, ...]) -> bool:
+    if tokens == want:
+        return True
+    return not "".join(tokens).isascii() and tuple(map(fold, tokens)) == want
+
+
+def _heading_phrase(page: Page, fields: PageFields, seq: tuple[str, ...]) -> Component | None:
+    """The first heading that is the query (HEADING_EXACT), else the first that holds it."""
+    best = None
+    for heading, tokens in zip(page.headings, fields.heading_tokens):
+        if tokens == seq:
+            return ("heading-phrase", heading.text, 1, HEADING_EXACT, "heading", "")
+        if best is None and contains_sequence(tokens, seq):
+            best = ("heading-phrase", heading.text, 1, POINTS["heading-phrase"], "heading", "")
+    return best
+
+
+def link_prior(vault: Vault, page: Page) -> Component | None:
+    """``link-prior``: how many other pages link here by file name, in their body or a typed
+    edge (the page's standing in its vault; ``hits`` counts up to LINK_PRIOR_PAGES). Worth
+    log2(1 + pages) / log2(1 + LINK_PRIOR_PAGES) of the channel's points. Never the reason a
+    page is a hit on its own: it is added only to pages that matched.
+    """
+    linkers = vault.linkers.get(page.stem.casefold())
+    if not linkers:
+        return None
+    n = min(len(linkers) - (page.path in linkers), LINK_PRIOR_PAGES)
+    if n <= 0:
+        return None
+    return ("link-prior", "", n, _PRIOR_POINTS[n], "", "")
+
+
+_PRIOR_POINTS = tuple(
+    fixed(POINTS["link-prior"] * min(1.0, math.log2(1 + n) / math.log2(1 + LINK_PRIOR_PAGES)))
+    for n in range(LINK_PRIOR_PAGES + 1)
+)
+
+# A component as scoring records it: (channel, term, hits, points, field, via), the fields of
+# a Match. Tuples are cheap to make for every candidate; Matches are made for the hits shown.
+Component = tuple
+
+
+def score_page(page: Page, fields: PageFields, query: Query, vault: Vault, plan: Plan | None = None) -> list[Match]:
+    """The matches of one page for a query, link-prior included (unsorted; empty when nothing
+    matched)."""
+    found = page_components(page, fields, query, vault, plan)
+    if found:
+        prior = link_prior(vault, page)
+        if prior is not None:
+            found.append(prior)
+    return [Match(*c) for c in found]
+
+
+def page_components(
+    page: Page, fields: PageFields, query: Query, vault: Vault, plan: Plan | None = None
+) -> list[Component]:
+    """Every component one page earns for a query, as (channel, term, hits, points, field, via),
+    except ``link-prior``, which depends on the page alone: ``search.rank`` adds it (``link_prior``)
+    to the pages that can still reach the top once it is added."""
+    if plan is None:
+        plan = make_plan(vault, query)
+    found: list[Component] = []
+    add = found.append
     seq = query.tokens
+    exact = _exact_name(page, fields, plan) if seq else None
     if seq:
         if contains_sequence(fields.title_tokens, seq):
-            found.append(Match("title-phrase", "", 1, POINTS["title-phrase"]))
+            add(("title-phrase", "", 1, POINTS["title-phrase"], "", ""))
         else:
             for alias, tokens in zip(page.aliases, fields.alias_tokens):
                 if contains_sequence(tokens, seq):
-                    found.append(Match("title-phrase", alias, 1, POINTS["title-phrase"]))
+                    add(("title-phrase", alias, 1, POINTS["title-phrase"], "", ""))
                     break
+        if exact is not None:
+            add(("title-exact", exact[0], 1, exact_points(query), exact[1], ""))
+        elif len(fields.leaf_tokens) <= len(seq) and fields.leaf_tokens.issuperset(seq) and _leaf_is(page, seq):
+            add(("leaf-exact", page.stem, 1, POINTS["leaf-exact"], "file", ""))
+        if fields.heading_set.issuperset(seq):
+            heading = _heading_phrase(page, fields, seq)
+            if heading is not None:
+                add(heading)
 
     partial = query.partial
     if partial and not found:
@@ -88,55 +313,103 @@ def score_page(page: Page, fields: PageFields, query: Query, vault: Vault) -> li
             None,
         )
         if phrase is not None:
-            found.append(Match("prefix-phrase", phrase, 1, POINTS["prefix-phrase"]))
+            add(("prefix-phrase", phrase, 1, POINTS["prefix-phrase"], "", ""))
 
-    vocabulary = vault.vocabulary
-    for term in query.terms:
-        exact: set[str] = set()
-        if term in fields.title_set:
-            exact.add("title")
-            found.append(Match("title-term", term, 1, POINTS["title-term"]))
-        if term in fields.alias_set:
-            exact.add("alias")
-            if "title" not in exact:
-                found.append(Match("alias-term", term, 1, POINTS["alias-term"]))
-        if term in fields.tag_names:
-            exact.add("tag")
-            found.append(Match("tag-term", term, 1, POINTS["tag-term"]))
-        count = fields.body_counts.get(term, 0)
+    title_set = fields.title_set
+    alias_set = fields.alias_set
+    body_counts = fields.body_counts
+    covered: set[str] = set()  # title tokens some term matched (exactly, by stem or folded)
+    for tp in plan.terms:
+        term = tp.term
+        in_title = term in title_set
+        in_alias = term in alias_set
+        in_tag = term in fields.tag_names
+        count = body_counts.get(term, 0)
+        if in_title:
+            covered.add(term)
+            add(("title-term", term, 1, POINTS["title-term"], "", ""))
+        elif in_alias:
+            add(("alias-term", term, 1, POINTS["alias-term"], "", ""))
+        if in_tag:
+            add(("tag-term", term, 1, POINTS["tag-term"], "", ""))
         if count:
-            exact.add("body")
-            found.append(Match("body-term", term, count, POINTS["body-term"] * min(count, BODY_CAP), "body"))
+            add(("body-term", term, count, POINTS["body-term"] * min(count, BODY_CAP), "body", ""))
+            bm25 = _body_bm25(count, fields.lengths[4], plan.avg_body, tp.idf)
+            if bm25 > 0:
+                add(("body-bm25", term, count, bm25, "body", ""))
+        if term in fields.heading_set:
+            add(("heading-term", term, 1, POINTS["heading-term"], "heading", ""))
+        if not in_title and not in_alias and term in fields.path_tokens:
+            if term in fields.leaf_tokens:
+                add(("path-term", term, 1, PATH_LEAF, "file", ""))
+            else:
+                add(("path-term", term, 1, POINTS["path-term"], "path", ""))
 
-        by_synonym: set[str] = set()
-        for synonym in vocabulary.synonyms(term):
+        if not (tp.synonyms or tp.variants or tp.fuzzy):
+            continue
+        matched = {f for f, hit in (("title", in_title), ("alias", in_alias), ("tag", in_tag), ("body", count)) if hit}
+        for synonym in tp.synonyms:
             for field in FIELDS:
-                if field in exact or field in by_synonym:
+                if field in matched:
                     continue
                 if _field_has_sequence(field, synonym, page, fields):
-                    by_synonym.add(field)
+                    matched.add(field)
                     points = POINTS["synonym-term"] if field in ("title", "alias") else SYNONYM_MINOR
-                    found.append(Match("synonym-term", term, 1, points, field, " ".join(synonym)))
+                    add(("synonym-term", term, 1, points, field, " ".join(synonym)))
 
-        variants = vault.stem_tokens.get(stem(term))
+        variants = tp.variants
         if variants:
             for field in FIELDS:
-                if field in exact or field in by_synonym:
+                if field in matched:
                     continue
                 tokens = _field_tokens(field, fields)
-                shared = sorted(t for t in variants if t != term and t in tokens)
+                if tokens.isdisjoint(variants):
+                    continue
+                same = [t for t in tp.folded if t in tokens]
+                if same:
+                    points = POINTS["folded-term"] if field in ("title", "alias") else FOLDED_MINOR
+                    add(("folded-term", term, len(same), points, field, same[0]))
+                    if field == "title":
+                        covered.update(same)
+                    continue
+                shared = [t for t in tp.stems if t in tokens]
                 if shared:
-                    found.append(Match("stem-term", term, len(shared), POINTS["stem-term"], field, shared[0]))
+                    add(("stem-term", term, len(shared), POINTS["stem-term"], field, shared[0]))
+                    if field == "title":
+                        covered.update(shared)
 
-    if partial and partial not in fields.title_set:
+        if tp.fuzzy:
+            fuzzy_title = [t for t in tp.fuzzy if t in title_set or t in alias_set]
+            if fuzzy_title:
+                covered.update(t for t in fuzzy_title if t in title_set)
+                field = "title" if fuzzy_title[0] in title_set else "alias"
+                add(("fuzzy-term", term, len(fuzzy_title), POINTS["fuzzy-term"], field, fuzzy_title[0]))
+            else:
+                fuzzy_body = [t for t in tp.fuzzy if t in body_counts or t in fields.tag_names]
+                if fuzzy_body:
+                    add(("fuzzy-term", term, len(fuzzy_body), FOLDED_MINOR, "body", fuzzy_body[0]))
+
+    if exact is None and covered and covered.issuperset(title_set):
+        add(("title-cover", "", len(title_set), POINTS["title-cover"], "", ""))
+
+    if partial and partial not in title_set:
         title_hit = next((t for t in fields.title_tokens if t.startswith(partial)), None)
         if title_hit is not None:
-            found.append(Match("prefix-term", partial, 1, POINTS["prefix-term"], "title", title_hit))
-        elif partial not in fields.alias_set:
+            add(("prefix-term", partial, 1, POINTS["prefix-term"], "title", title_hit))
+        elif partial not in alias_set:
             alias_hit = next((t for a in fields.alias_tokens for t in a if t.startswith(partial)), None)
             if alias_hit is not None:
-                found.append(Match("prefix-term", partial, 1, PREFIX_ALIAS, "alias", alias_hit))
+                add(("prefix-term", partial, 1, PREFIX_ALIAS, "alias", alias_hit))
     return found
+
+
+def _body_bm25(tf: int, length: int, avg: float, idf: float) -> float:
+    """BM25 of one term in the body, ``idf * tf (k1 + 1) / (tf + k1 (1 - b + b length / avg))``
+    (Robertson & Zaragoza 2009, eq. 3.15), times BM25_SCALE, capped at POINTS["body-bm25"]."""
+    norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / avg)
+    raw = idf * tf * (BM25_K1 + 1.0) / (tf + norm)
+    return fixed(min(POINTS["body-bm25"], BM25_SCALE * raw))
+
 
 
 def order_matches(matches: list[Match]) -> tuple[Match, ...]:
@@ -146,15 +419,26 @@ def order_matches(matches: list[Match]) -> tuple[Match, ...]:
     )
 
 
-def candidates(vault: Vault, query: Query) -> set[str]:
+def _component_order(c: Component) -> tuple:
+    return (-c[3], CHANNEL_RANK[c[0]], c[1], c[4], c[5])
+
+
+def to_matches(components: list[Component]) -> tuple[Match, ...]:
+    """Components as Matches, in ``order_matches`` order."""
+    return tuple(Match(*c) for c in sorted(components, key=_component_order))
+
+
+def candidates(vault: Vault, query: Query, plan: Plan | None = None) -> set[str]:
     """Pages that can score for the query, from the inverted indexes (never every page)."""
+    if plan is None:
+        plan = make_plan(vault, query)
     found: set[str] = set()
     postings = vault.postings
-    for term in query.terms:
-        found.update(postings.get(term, ()))
-        for synonym in vault.vocabulary.synonyms(term):
+    for tp in plan.terms:
+        found.update(postings.get(tp.term, ()))
+        for synonym in tp.synonyms:
             found.update(postings.get(synonym[0], ()))
-        for variant in vault.stem_tokens.get(stem(term), ()):
+        for variant in (*tp.stems, *tp.folded, *tp.fuzzy):
             found.update(postings.get(variant, ()))
     partial = query.partial
     if partial:

@@ -6,22 +6,27 @@ Hits sort by score desc, then title casefolded, then path. Zero-score pages are 
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Iterable
 from dataclasses import replace
 
 from .graph import walk_typed_edges
-from .model import Hit, Match
+from .hybrid import VectorArm, hybrid_search
+from .model import Hit
 from .query import Query, passes_filters
-from .scoring import candidates, order_matches, score_page
+from .scoring import candidates, link_prior, make_plan, page_components, to_matches
 from .snippet import make_snippet
 from .vault import Vault
 from .weights import GRAPH_HOP2, POINTS
 
 
-def _score(matched: tuple[Match, ...]) -> int | float:
-    total = 0
-    for m in matched:
-        total += m.points
-    return total
+def score_of(points: Iterable[int | float]) -> int | float:
+    """The score of a hit: the sum of its components' points and nothing else.
+
+    Points are whole numbers or exact binary fractions (``weights.FIXED_STEP``), so the sum is
+    exact whatever the order of addition: the score equals the sum of the listed points.
+    """
+    return sum(points)
 
 
 def hit_order(hit: Hit) -> tuple:
@@ -29,36 +34,63 @@ def hit_order(hit: Hit) -> tuple:
     return (-hit.score, hit.page.title.casefold(), hit.page.path)
 
 
-def rank(vault: Vault, query: Query) -> tuple[list[Hit], set[str]]:
-    """Every hit for the query in ranking order (no limit, no snippets), and the graph-only paths."""
-    scored: dict[str, tuple[Match, ...]] = {}
-    for path in candidates(vault, query):
-        page = vault.pages[path]
+def rank(vault: Vault, query: Query, limit: int = 0) -> tuple[list[Hit], set[str]]:
+    """The hits for the query in ranking order (no snippets): the first ``limit`` of them, or
+    all when ``limit`` is 0 or less; and the paths reached only by the graph walk.
+
+    Every candidate is scored; Match objects are made only for the hits returned.
+    """
+    plan = make_plan(vault, query)
+    pages = vault.pages
+    fields = vault.fields
+    scored: dict[str, list] = {}
+    for path in candidates(vault, query, plan):
+        page = pages[path]
         if not passes_filters(page, query):
             continue
-        found = score_page(page, vault.fields[path], query, vault)
+        found = page_components(page, fields[path], query, vault, plan)
         if found:
-            scored[path] = order_matches(found)
+            scored[path] = found
+
+    # link-prior (at most POINTS["link-prior"]) depends on the page alone and costs a look at its
+    # linkers: add it to every page that could reach the first ``limit`` with it, which gives the
+    # same first ``limit`` hits, with the same scores, as adding it everywhere.
+    with_prior = scored.keys()
+    if 0 < limit < len(scored):
+        base = {path: score_of(c[3] for c in found) for path, found in scored.items()}
+        floor = heapq.nlargest(limit, base.values())[-1] - POINTS["link-prior"]
+        with_prior = [path for path, score in base.items() if score >= floor]
+    for path in with_prior:
+        prior = link_prior(vault, pages[path])
+        if prior is not None:
+            scored[path].append(prior)
 
     graph_only: set[str] = set()
     if query.graph and scored:
-        allowed = lambda p: passes_filters(vault.pages[p], query)  # noqa: E731
+        allowed = lambda p: passes_filters(pages[p], query)  # noqa: E731
         for reached in walk_typed_edges(vault, scored, allowed):
             points = POINTS["graph-edge"] if reached.hop == 1 else GRAPH_HOP2
-            source_title = vault.pages[reached.source].title
-            scored[reached.path] = (Match("graph-edge", reached.predicate, reached.hop, points, "", source_title),)
+            source_title = pages[reached.source].title
+            scored[reached.path] = [("graph-edge", reached.predicate, reached.hop, points, "", source_title)]
             graph_only.add(reached.path)
 
-    hits = [Hit(vault.pages[path], matched, _score(matched), "") for path, matched in scored.items()]
-    hits.sort(key=hit_order)
+    order = [
+        (-score_of(c[3] for c in found), pages[path].title.casefold(), path) for path, found in scored.items()
+    ]
+    order = heapq.nsmallest(limit, order) if 0 < limit < len(order) else sorted(order)
+    hits = [Hit(pages[path], to_matches(scored[path]), -neg, "") for neg, _title, path in order]
     return hits, graph_only
 
 
-def search(vault: Vault, query: Query) -> tuple[Hit, ...]:
-    """The top ``query.limit`` hits (all of them when the limit is 0 or less), with snippets."""
-    hits, graph_only = rank(vault, query)
-    if query.limit > 0:
-        hits = hits[: query.limit]
+def search(vault: Vault, query: Query, vectors: VectorArm | None = None) -> tuple[Hit, ...]:
+    """The top ``query.limit`` hits (all of them when the limit is 0 or less), with snippets.
+
+    ``query.rank == "hybrid"`` fuses this ranking with more arms (``hybrid.py``); ``vectors``
+    (an ``embed.VectorIndex``) adds the vector arm there and is ignored by the default ranking.
+    """
+    if query.rank == "hybrid":
+        return hybrid_search(vault, query, vectors)
+    hits, graph_only = rank(vault, query, query.limit)
     return tuple(
         hit if hit.page.path in graph_only else replace(hit, snippet=make_snippet(hit.page, hit.matched))
         for hit in hits

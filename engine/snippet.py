@@ -12,35 +12,52 @@ _SKIP_LINE = re.compile(r"^\s*(#{1,6}\s|```|~~~|---\s*$|\|?\s*:?-{3,}|<!--|%%)")
 
 
 def make_snippet(page: Page, matched: tuple[Match, ...]) -> str:
-    """The body line around the first occurrence of the best body match, else the first paragraph."""
-    word = _best_body_word(matched)
-    if word:
-        line = _line_with_word(page.body, word)
+    """The body line that holds the most of the matched body words (the best one breaking ties,
+    then the first such line), windowed around the best word there; else the first paragraph."""
+    words = _body_words(matched)
+    if words:
+        line = _line_with_words(page.body, words)
         if line is not None:
             return line
     return first_paragraph(page)
 
 
-def _best_body_word(matched: tuple[Match, ...]) -> str | None:
-    # matched is already ordered by points desc: the first body component is the best one.
-    for channel in ("body-term", "synonym-term", "stem-term"):
+_BODY_CHANNELS = ("body-term", "synonym-term", "stem-term", "folded-term", "fuzzy-term")
+
+
+def _body_words(matched: tuple[Match, ...]) -> list[str]:
+    """The words the body matched through, best first (``matched`` is ordered by points)."""
+    words: list[str] = []
+    for channel in _BODY_CHANNELS:
         for m in matched:
             if m.channel == channel and m.field == "body":
-                return m.via or m.term
-    return None
+                word = m.via or m.term
+                if word not in words:
+                    words.append(word)
+    return words
 
 
-def _line_with_word(body: str, word: str) -> str | None:
-    pattern = re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, word.split())) + r"(?![^\W_])", re.I)
+def _word_pattern(word: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, word.split())) + r"(?![^\W_])", re.I)
+
+
+def _line_with_words(body: str, words: list[str]) -> str | None:
+    patterns = [_word_pattern(w) for w in words]
+    best_key, best_raw = None, None
     for raw in body.splitlines():
-        found = pattern.search(raw)
-        if found is None:
+        hits = [i for i, pattern in enumerate(patterns) if pattern.search(raw)]
+        if not hits:
             continue
-        line = collapse(raw)
-        hit = pattern.search(line)
-        start = hit.start() if hit else 0
-        return _window(line, start)
-    return None
+        key = (len(hits), -hits[0])  # more words, then a better word
+        if best_key is None or key > best_key:
+            best_key, best_raw = key, raw
+            if len(hits) == len(patterns) and hits[0] == 0:
+                break  # every word on one line: nothing can beat it
+    if best_raw is None:
+        return None
+    line = collapse(best_raw)
+    first = min((m.start() for p in patterns if (m := p.search(line))), default=0)
+    return _window(line, first)
 
 
 def _window(line: str, at: int) -> str:

@@ -7,6 +7,7 @@ A token is a maximal run of Unicode letters or digits, casefolded. Stems are Por
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 import snowballstemmer
@@ -27,8 +28,23 @@ def query_terms(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=200_000)
 def stem(token: str) -> str:
-    """The Porter stem of one casefolded token."""
-    return _STEMMER.stemWord(token)
+    """The Porter stem of one casefolded token, diacritics folded first (``naïve`` -> ``naiv``).
+
+    Folding here puts ``café`` and ``cafe`` in one stem group, so the vault's stem index finds
+    both; scoring tells a diacritics-only difference (``folded-term``) from a stem match.
+    """
+    return _STEMMER.stemWord(fold(token))
+
+
+@lru_cache(maxsize=200_000)
+def fold(token: str) -> str:
+    """``token`` without combining marks (NFKD, marks dropped): ``café`` -> ``cafe``.
+
+    Letters that do not decompose (``ß``, ``ø``, ``ł``) are kept as they are.
+    """
+    if token.isascii():
+        return token
+    return "".join(c for c in unicodedata.normalize("NFKD", token) if not unicodedata.combining(c))
 
 
 def utf16_len(text: str) -> int:

@@ -1,18 +1,26 @@
 """Vault: pages by path, their fields, inverted indexes, link resolution and the link graph.
 
 Updated one page at a time: ``upsert(page)`` and ``remove(path)`` cost time proportional to
-that page (its tokens, names and links), never to the vault. Link resolution is computed when
-asked, from name indexes, so a link's target is always right after any page appears,
-disappears or is renamed; ``linkers`` finds the pages whose links could point at a page by name.
+that page (its tokens, names and links), never to the vault; an upsert touches only the index
+entries whose keys the new version gained or lost, so re-parsing an open buffer on every
+keystroke changes almost nothing. A whole vault is built in bulk (``from_pages``,
+``from_entries``). Link resolution is computed when asked, from name indexes, so a link's target
+is always right after any page appears, disappears or is renamed; ``linkers`` finds the pages
+whose links could point at a page by name.
+
+Every key -> pages index is a ``PathIndex``: read-only tuples of paths (build a ``set`` where
+set algebra is needed), a quarter of the memory of a set per key at 10,000 pages.
 """
 
 from __future__ import annotations
 
 import bisect
 import posixpath
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from .compact import link_kinds, link_targets
 from .fields import PageFields, page_fields
 from .model import Link, Page
 from .text import stem
@@ -60,6 +68,113 @@ def _by_len_then_path(path: str) -> tuple[int, str]:
     return (len(path), path)
 
 
+class PathIndex(Mapping[str, tuple[str, ...]]):
+    """key -> the paths filed under it, as a tuple; only keys with at least one path exist.
+
+    Built in bulk as one tuple per key (8 bytes a path: a set costs 30-60), then changed one
+    path at a time through small per-key sets of additions and removals that are folded into
+    the key's tuple the next time it is read. So ``add``/``discard`` cost O(1) and the first
+    read of a changed key O(its paths), once; nothing is quadratic when many pages change
+    between reads. The order of a tuple carries no meaning.
+    """
+
+    __slots__ = ("_base", "_plus", "_minus")
+
+    def __init__(self, base: dict[str, tuple[str, ...]] | None = None) -> None:
+        self._base: dict[str, tuple[str, ...]] = base if base is not None else {}
+        self._plus: dict[str, set[str]] = {}  # paths filed since the tuple was built
+        self._minus: dict[str, set[str]] = {}  # paths of the tuple no longer filed
+
+    @classmethod
+    def from_lists(cls, lists: dict[str, list[str]]) -> PathIndex:
+        """An index holding ``lists`` (each list without repeats); empties ``lists`` as it goes,
+        so a list and its tuple never both exist for long."""
+        base: dict[str, tuple[str, ...]] = {}
+        while lists:
+            key, paths = lists.popitem()
+            if paths:
+                base[key] = tuple(paths)
+        return cls(base)
+
+    def _fold(self, key: str) -> None:
+        base = self._base.get(key, ())
+        minus = self._minus.pop(key, None)
+        plus = self._plus.pop(key, None)
+        if minus:
+            base = tuple([p for p in base if p not in minus])
+        if plus:
+            base += tuple(sorted(plus))
+        if base:
+            self._base[key] = base
+        else:
+            self._base.pop(key, None)
+
+    def _fold_all(self) -> None:
+        for key in [*self._plus, *self._minus]:
+            if key in self._plus or key in self._minus:
+                self._fold(key)
+
+    def count(self, key: str) -> int:
+        """How many paths are filed under ``key`` (O(1), without folding)."""
+        n = len(self._base.get(key, ()))
+        if key in self._minus:
+            n -= len(self._minus[key])
+        if key in self._plus:
+            n += len(self._plus[key])
+        return n
+
+    def add(self, key: str, path: str) -> bool:
+        """File ``path`` under ``key`` (it must not be filed there); True when the key is new."""
+        new = self.count(key) == 0
+        minus = self._minus.get(key)
+        if minus is not None and path in minus:
+            minus.discard(path)
+            if not minus:
+                del self._minus[key]
+        else:
+            self._plus.setdefault(key, set()).add(path)
+        return new
+
+    def discard(self, key: str, path: str) -> bool:
+        """Unfile ``path`` from ``key`` (it must be filed there); True when the key is now gone."""
+        plus = self._plus.get(key)
+        if plus is not None and path in plus:
+            plus.discard(path)
+            if not plus:
+                del self._plus[key]
+        else:
+            self._minus.setdefault(key, set()).add(path)
+        return self.count(key) == 0
+
+    def get(self, key: str, default=None):  # type: ignore[override]
+        """The paths filed under ``key``, or ``default`` when there are none."""
+        if key in self._plus or key in self._minus:
+            self._fold(key)
+        return self._base.get(key, default)
+
+    def __getitem__(self, key: str) -> tuple[str, ...]:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        if key in self._plus or key in self._minus:
+            self._fold(key)  # type: ignore[arg-type]
+        return key in self._base
+
+    def __iter__(self) -> Iterator[str]:
+        self._fold_all()
+        return iter(list(self._base))
+
+    def __len__(self) -> int:
+        self._fold_all()
+        return len(self._base)
+
+    def __repr__(self) -> str:
+        return f"PathIndex({dict(self.items())!r})"
+
+
 class Vault:
     """The live index of one vault. Mutated only through ``upsert``/``remove``/``set_vocabulary``."""
 
@@ -69,27 +184,132 @@ class Vault:
         self.pages: dict[str, Page] = {}
         self.fields: dict[str, PageFields] = {}
         self.vocabulary: Vocabulary = EMPTY
-        self.postings: dict[str, set[str]] = {}
+        self.postings = PathIndex()  # every token of every field -> pages
         self.stem_tokens: dict[str, set[str]] = {}
-        self.name_postings: dict[str, set[str]] = {}  # title and alias tokens only
+        self.name_postings = PathIndex()  # title and alias tokens only
         self.sorted_name_tokens: list[str] = []
         self.by_path: dict[str, str] = {}  # casefolded path without .md -> the first of _path_holders
-        self._path_holders: dict[str, set[str]] = {}  # pages whose paths differ only in case
-        self.by_stem: dict[str, set[str]] = {}
-        self.by_title: dict[str, set[str]] = {}
-        self.by_alias: dict[str, set[str]] = {}
-        self.linkers: dict[str, set[str]] = {}
-        self.tag_pages: dict[str, set[str]] = {}
+        self._path_holders = PathIndex()  # pages whose paths differ only in case
+        self.by_stem = PathIndex()
+        self.by_title = PathIndex()
+        self.by_alias = PathIndex()
+        self.linkers = PathIndex()
+        self.tag_pages = PathIndex()
         self.generation = 0  # bumped on every change: callers may cache per generation
+        self.field_lengths = [0, 0, 0, 0, 0]  # sums of PageFields.lengths (BM25 average lengths)
+        # Where every link leads, built on first need (``_resolved``) and then kept up to date.
+        self._links: dict[str, tuple[Resolution, ...]] | None = None  # path -> per outlink
+        self._incoming: dict[str, set[str]] = {}  # target path -> pages linking to it
+        self._memo: dict[tuple[str, bool, str | None], Resolution] = {}  # resolve() answers
 
     # --- building ------------------------------------------------------------------------
 
     @classmethod
     def from_pages(cls, pages: Iterable[Page], root: str | None = None, *, label_first: bool = False) -> Vault:
-        """A vault holding ``pages`` (their order does not matter)."""
+        """A vault holding ``pages`` (their order does not matter; a later page replaces an
+        earlier one with the same path)."""
+        return cls.from_entries(((page, page_fields(page)) for page in pages), root, label_first=label_first)
+
+    @classmethod
+    def from_entries(
+        cls, entries: Iterable[tuple[Page, PageFields]], root: str | None = None, *, label_first: bool = False
+    ) -> Vault:
+        """A vault holding pages whose fields are already computed, indexed in bulk."""
+        pairs: dict[str, tuple[Page, PageFields]] = {}
+        for page, fields in entries:
+            pairs[page.path] = (page, fields)
+        pairs_list = list(pairs.values())
+        return cls.from_parts([(pairs_list, index_part(pairs_list))], root, label_first=label_first)
+
+    @classmethod
+    def from_parts(
+        cls,
+        parts: Iterable[tuple[list[tuple[Page, PageFields]], dict[str, Any]]],
+        root: str | None = None,
+        *,
+        label_first: bool = False,
+    ) -> Vault:
+        """A vault from groups of pages, each with its ``index_part``; no path in two groups.
+
+        The same state as upserting every page in turn, built by merging per-group lists, so
+        the work here grows with groups x keys, not pages x keys: parse workers and the cache
+        hand over groups whose parts are already computed.
+        """
         vault = cls(root, label_first=label_first)
-        for page in pages:
-            vault.upsert(page)
+        lists: dict[str, dict[str, list[str]]] = {name: {} for name in INDEX_NAMES}
+        stems: dict[str, set[str]] = {}
+        lengths = [0, 0, 0, 0, 0]
+        pages, fields_by_path = vault.pages, vault.fields
+        for pairs, part in parts:
+            for page, fields in pairs:
+                pages[page.path] = page
+                fields_by_path[page.path] = fields
+            for name in INDEX_NAMES:
+                merged = lists[name]
+                for key, paths in part[name].items():  # a part is used once: its lists are taken over
+                    found = merged.get(key)
+                    if found is None:
+                        merged[key] = paths
+                    else:
+                        found.extend(paths)
+            for s, tokens in part["stems"].items():
+                group = stems.get(s)
+                if group is None:
+                    stems[s] = set(tokens)
+                else:
+                    group.update(tokens)
+            lengths = [total + n for total, n in zip(lengths, part["lengths"])]
+        vault.sorted_name_tokens = sorted(lists["name_postings"])
+        vault.by_path = {key: min(paths, key=_by_len_then_path) for key, paths in lists["_path_holders"].items()}
+        for name, found in lists.items():
+            setattr(vault, name, PathIndex.from_lists(found))
+        vault.stem_tokens = stems
+        vault.field_lengths = lengths
+        vault.generation = len(pages)
+        return vault
+
+    # What a snapshot leaves out: the pages and fields travel apart, the rest is not index.
+    _NOT_INDEX = frozenset(
+        ("root", "label_first", "pages", "fields", "vocabulary", "generation", "_links", "_incoming", "_memo")
+    )
+
+    @classmethod
+    def index_names(cls) -> tuple[str, ...]:
+        """The attributes a snapshot holds: every index of a vault (sorted)."""
+        return tuple(sorted(set(vars(cls())) - cls._NOT_INDEX))
+
+    def snapshot(self) -> dict[str, Any]:
+        """Every index as plain data (for ``from_snapshot``; ``marshal`` can write it)."""
+        out: dict[str, Any] = {}
+        for name in self.index_names():
+            value = getattr(self, name)
+            if isinstance(value, PathIndex):
+                value._fold_all()
+                out[name] = ("paths", value._base)
+            else:
+                out[name] = ("value", value)
+        return out
+
+    @classmethod
+    def from_snapshot(
+        cls,
+        pairs: Iterable[tuple[Page, PageFields]],
+        snapshot: dict[str, Any],
+        root: str | None = None,
+        *,
+        label_first: bool = False,
+    ) -> Vault:
+        """The vault of ``pairs`` with its indexes taken from ``snapshot`` (a ``snapshot()`` of a
+        vault holding exactly those pages); ValueError when it does not fit this Vault."""
+        if tuple(sorted(snapshot)) != cls.index_names():
+            raise ValueError("index snapshot of another vault layout")
+        vault = cls(root, label_first=label_first)
+        for name, (kind, value) in snapshot.items():
+            setattr(vault, name, PathIndex(value) if kind == "paths" else value)
+        for page, fields in pairs:
+            vault.pages[page.path] = page
+            vault.fields[page.path] = fields
+        vault.generation = len(vault.pages)
         return vault
 
     def set_vocabulary(self, vocabulary: Vocabulary) -> None:
@@ -97,36 +317,28 @@ class Vault:
         self.vocabulary = vocabulary
         self.generation += 1
 
-    def upsert(self, page: Page) -> None:
-        """Add or replace one page, in time proportional to that page."""
-        if page.path in self.pages:
-            self.remove(page.path)
+    def upsert(self, page: Page, fields: PageFields | None = None) -> None:
+        """Add or replace one page, in time proportional to that page.
+
+        ``fields`` may be given when already computed (``page_fields(page)``). Only the index
+        keys that the page gained or lost are touched.
+        """
         path = page.path
-        fields = page_fields(page)
+        old = self.pages.get(path)
+        old_fields = self.fields.get(path)
+        if fields is None:
+            fields = page_fields(page)
         self.pages[path] = page
         self.fields[path] = fields
-        for token in fields.vocabulary():
-            holders = self.postings.get(token)
-            if holders is None:
-                holders = self.postings[token] = set()
-                self.stem_tokens.setdefault(stem(token), set()).add(token)
-            holders.add(path)
-        for token in fields.title_set | fields.alias_set:
-            holders = self.name_postings.get(token)
-            if holders is None:
-                holders = self.name_postings[token] = set()
-                bisect.insort(self.sorted_name_tokens, token)
-            holders.add(path)
-        key = _noext(path).casefold()
-        holders = self._path_holders.setdefault(key, set())
-        holders.add(path)
-        self.by_path[key] = min(holders, key=_by_len_then_path)
-        for key, index in self._name_keys(page):
-            index.setdefault(key, set()).add(path)
-        for key in self._link_keys(page):
-            self.linkers.setdefault(key, set()).add(path)
-        for tag in page.tags:
-            self.tag_pages.setdefault(tag, set()).add(path)
+        if old_fields is not None:
+            self.field_lengths = [total - n for total, n in zip(self.field_lengths, old_fields.lengths)]
+        self.field_lengths = [total + n for total, n in zip(self.field_lengths, fields.lengths)]
+        if old is None:
+            key = _noext(path).casefold()
+            self._path_holders.add(key, path)
+            self.by_path[key] = min(self._path_holders[key], key=_by_len_then_path)
+        self._refile(old, old_fields, page, fields)
+        self._relink(old, page)
         self.generation += 1
 
     def remove(self, path: str) -> None:
@@ -135,57 +347,59 @@ class Vault:
         if page is None:
             return
         fields = self.fields.pop(path)
-        for token in fields.vocabulary():
-            holders = self.postings.get(token)
-            if holders is None:
-                continue
-            holders.discard(path)
-            if not holders:
-                del self.postings[token]
+        self.field_lengths = [total - n for total, n in zip(self.field_lengths, fields.lengths)]
+        key = _noext(path).casefold()
+        self._path_holders.discard(key, path)
+        if key in self._path_holders:  # another page's path differs only in case: it takes over
+            self.by_path[key] = min(self._path_holders[key], key=_by_len_then_path)
+        else:
+            self.by_path.pop(key, None)
+        self._refile(page, fields, None, None)
+        self._relink(page, None)
+        self.generation += 1
+
+    def _refile(self, old: Page | None, old_fields: PageFields | None, new: Page | None,
+                new_fields: PageFields | None) -> None:
+        """Move one path's index entries from what ``old`` files to what ``new`` files."""
+        path = (new or old).path  # type: ignore[union-attr]
+        before = old_fields.vocabulary() if old_fields is not None else set()
+        after = new_fields.vocabulary() if new_fields is not None else set()
+        for token in before - after:
+            if self.postings.discard(token, path):
                 s = stem(token)
                 group = self.stem_tokens.get(s)
                 if group is not None:
                     group.discard(token)
                     if not group:
                         del self.stem_tokens[s]
-        for token in fields.title_set | fields.alias_set:
-            holders = self.name_postings.get(token)
-            if holders is None:
-                continue
-            holders.discard(path)
-            if not holders:
-                del self.name_postings[token]
+        for token in after - before:
+            if self.postings.add(token, path):
+                self.stem_tokens.setdefault(stem(token), set()).add(token)
+        before = (old_fields.title_set | old_fields.alias_set) if old_fields is not None else frozenset()
+        after = (new_fields.title_set | new_fields.alias_set) if new_fields is not None else frozenset()
+        for token in before - after:
+            if self.name_postings.discard(token, path):
                 i = bisect.bisect_left(self.sorted_name_tokens, token)
                 if i < len(self.sorted_name_tokens) and self.sorted_name_tokens[i] == token:
                     del self.sorted_name_tokens[i]
-        key = _noext(path).casefold()
-        _discard(self._path_holders, key, path)
-        if key in self._path_holders:  # another page's path differs only in case: it takes over
-            self.by_path[key] = min(self._path_holders[key], key=_by_len_then_path)
-        else:
-            self.by_path.pop(key, None)
-        for key, index in self._name_keys(page):
-            _discard(index, key, path)
-        for key in self._link_keys(page):
-            _discard(self.linkers, key, path)
-        for tag in page.tags:
-            _discard(self.tag_pages, tag, path)
-        self.generation += 1
-
-    def _name_keys(self, page: Page) -> Iterator[tuple[str, dict[str, set[str]]]]:
-        yield page.stem.casefold(), self.by_stem
-        yield page.title.casefold(), self.by_title
-        for alias in page.aliases:
-            yield alias.casefold(), self.by_alias
-
-    @staticmethod
-    def _link_keys(page: Page) -> set[str]:
-        keys: set[str] = set()
-        for link in page.links:
-            keys.update(link_keys(link.target))
-        for link in page.edges:
-            keys.update(link_keys(link.target))
-        return keys
+        for token in after - before:
+            if self.name_postings.add(token, path):
+                bisect.insort(self.sorted_name_tokens, token)
+        for index, keys in (
+            (self.by_stem, lambda p: {p.stem.casefold()}),
+            (self.by_title, lambda p: {p.title.casefold()}),
+            (self.by_alias, lambda p: {a.casefold() for a in p.aliases}),
+            (self.linkers, _link_keys),
+            (self.tag_pages, lambda p: set(p.tags)),
+        ):
+            before = keys(old) if old is not None else set()
+            after = keys(new) if new is not None else set()
+            if before == after:
+                continue
+            for key in before - after:
+                index.discard(key, path)
+            for key in after - before:
+                index.add(key, path)
 
     # --- queries about pages ---------------------------------------------------------------
 
@@ -266,26 +480,94 @@ class Vault:
         page = self.pages.get(path)
         if page is None:
             return []
-        return [(link, self.resolve_link(link, path)) for link in (*page.edges, *page.links)]
+        return list(zip((*page.edges, *page.links), self.resolved_links(path)))
+
+    def resolved_links(self, path: str) -> tuple[Resolution, ...]:
+        """Where each of the page's typed edges, then body links, resolves (``outlinks`` order)."""
+        return self._resolved().get(path, ())
+
+    def outlink_targets(self, path: str) -> list[tuple[str, str]]:
+        """``(kind, target path)`` of the page's links and edges that resolve to a page, in
+        ``outlinks`` order, without unpacking the page's links."""
+        kinds = link_kinds(self.pages[path]) if path in self.pages else ()
+        return [(kind, r.path) for (kind, _t), r in zip(kinds, self.resolved_links(path)) if r.path is not None]
+
+    def linking_pages(self, path: str) -> set[str]:
+        """The pages with at least one link or edge that names ``path`` and resolves to it (itself
+        included when it links to itself by name, not by ``[[#heading]]``); O(answer)."""
+        self._resolved()
+        return set(self._incoming.get(path, ()))
 
     def backlinks(self, path: str) -> list[tuple[str, Link]]:
         """Every (source path, link) that resolves to ``path``, sorted by source then position."""
-        page = self.pages.get(path)
-        if page is None:
+        if path not in self.pages:
             return []
-        keys = self.page_keys(page)
-        sources: set[str] = set()
-        for key in keys:
-            sources.update(self.linkers.get(key, ()))
+        self._resolved()
         out: list[tuple[str, Link]] = []
-        for source in sorted(sources):
+        for source in sorted(self._incoming.get(path, ())):
             spage = self.pages[source]
-            for link in (*spage.edges, *spage.links):
-                if keys.isdisjoint(link_keys(link.target)):
-                    continue
-                if self.resolve_link(link, source).path == path:
+            for link, res in zip((*spage.edges, *spage.links), self._links.get(source, ())):  # type: ignore[union-attr]
+                if res.path == path and res.via != "self":
                     out.append((source, link))
         return out
+
+    # Link resolution for every page, kept current: resolve() answers are memoised by what they
+    # depend on (the target text, Markdown or not, and the source's folder only for ./ ../ and
+    # Markdown links); a change to any page's names or the set of paths clears the memo and
+    # re-resolves the pages whose links could name that page (``linkers``), so an edit that
+    # keeps a page's names costs its own links only.
+
+    def _resolved(self) -> dict[str, tuple[Resolution, ...]]:
+        if self._links is None:
+            self._links = {}
+            self._incoming = {}
+            for path in self.pages:
+                self._link_page(path)
+        return self._links
+
+    def _resolve_memo(self, target: str, source: str, kind: str) -> Resolution:
+        t = target.strip().replace("\\", "/")
+        md = kind == "md"
+        where = source if not t else (posixpath.dirname(source) if md or t.startswith(("./", "../")) else None)
+        key = (t, md, where)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self.resolve(target, source, kind)
+        return found
+
+    def _link_page(self, path: str) -> None:
+        links = self._links
+        assert links is not None
+        old = links.pop(path, ())
+        page = self.pages.get(path)
+        new = tuple(self._resolve_memo(t, path, kind) for kind, t in link_kinds(page)) if page is not None else ()
+        if page is not None:
+            links[path] = new
+        # ``[[#Heading]]`` resolves to its own page ("self") but names no page: not a backlink.
+        before = {r.path for r in old if r.path is not None and r.via != "self"}
+        after = {r.path for r in new if r.path is not None and r.via != "self"}
+        for target in before - after:
+            holders = self._incoming.get(target)
+            if holders is not None:
+                holders.discard(path)
+                if not holders:
+                    del self._incoming[target]
+        for target in after - before:
+            self._incoming.setdefault(target, set()).add(path)
+
+    def _relink(self, old: Page | None, new: Page | None) -> None:
+        if self._links is None:
+            return  # not built yet: it will be, from the pages as they are then
+        path = (new or old).path  # type: ignore[union-attr]
+        affected = {path}
+        if old is None or new is None or self.page_keys(old) != self.page_keys(new):
+            self._memo.clear()
+            for key in self.page_keys(old) if old is not None else ():
+                affected.update(self.linkers.get(key, ()))
+            for key in self.page_keys(new) if new is not None else ():
+                affected.update(self.linkers.get(key, ()))
+        for source in sorted(affected):
+            self._link_page(source)
 
     def edge_targets(self, path: str, predicate: str) -> list[str]:
         """Resolved targets of one typed edge predicate of a page, unique, sorted by title."""
@@ -312,12 +594,58 @@ class Vault:
         return out
 
 
-def _discard(index: dict[str, set[str]], key: str, path: str) -> None:
-    holders = index.get(key)
-    if holders is not None:
-        holders.discard(path)
-        if not holders:
-            del index[key]
+INDEX_NAMES = (
+    "postings", "name_postings", "_path_holders", "by_stem", "by_title", "by_alias", "linkers", "tag_pages"
+)
+
+
+def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
+    """What a group of pages (paths unique) adds to each index, for ``Vault.from_parts``.
+
+    Plain data (dicts of lists of str, ints), so parse workers can compute it beside the pages
+    and the cache can store it with them: ``{index name: {key: [path, ...]}, "stems": {stem:
+    [token, ...]}, "lengths": [sums of PageFields.lengths]}``.
+    """
+    lists: dict[str, dict[str, list[str]]] = {name: {} for name in INDEX_NAMES}
+    postings, names, holders = lists["postings"], lists["name_postings"], lists["_path_holders"]
+    by_stem, by_title, by_alias = lists["by_stem"], lists["by_title"], lists["by_alias"]
+    linkers, tag_pages = lists["linkers"], lists["tag_pages"]
+    lengths = [0, 0, 0, 0, 0]
+    for page, fields in pairs:
+        path = page.path
+        for token in fields.vocabulary():
+            found = postings.get(token)
+            if found is None:
+                postings[token] = [path]
+            else:
+                found.append(path)
+        for token in fields.title_set | fields.alias_set:
+            names.setdefault(token, []).append(path)
+        holders.setdefault(_noext(path).casefold(), []).append(path)
+        by_stem.setdefault(page.stem.casefold(), []).append(path)
+        by_title.setdefault(page.title.casefold(), []).append(path)
+        for key in {a.casefold() for a in page.aliases}:
+            by_alias.setdefault(key, []).append(path)
+        for key in _link_keys(page):
+            linkers.setdefault(key, []).append(path)
+        for tag in set(page.tags):
+            tag_pages.setdefault(tag, []).append(path)
+        lengths = [total + n for total, n in zip(lengths, fields.lengths)]
+    stems: dict[str, list[str]] = {}
+    for token in postings:
+        stems.setdefault(stem(token), []).append(token)
+    part: dict[str, Any] = dict(lists)
+    part["stems"] = stems
+    part["lengths"] = lengths
+    return part
+
+
+def _link_keys(page: Page) -> set[str]:
+    """The name keys of every link and typed edge of ``page`` (see ``link_keys``)."""
+    keys: set[str] = set()
+    for target in link_targets(page):
+        keys.update(link_keys(target))
+    return keys
 
 
 def _is_plausible_name_ext(ext: str) -> bool:

@@ -1,4 +1,5 @@
-"""The ``vaultlens`` console script: ``vaultlens lsp`` starts the server, other commands go to the engine."""
+"""The ``vaultlens`` console script: ``vaultlens lsp`` and ``vaultlens mcp`` start the servers, other
+commands go to the engine."""
 
 from __future__ import annotations
 
@@ -7,15 +8,34 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Dispatch ``vaultlens COMMAND …``; the server's imports load only for ``lsp``."""
+    """Dispatch ``vaultlens COMMAND …``; each server's imports load only for its own command."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["lsp"]:
         from .server import run
 
         return run(args[1:])
+    if args[:1] == ["mcp"]:
+        return _run_mcp(args[1:])
     from engine.cli import main as engine_main
 
     return engine_main(args)
+
+
+MCP_MISSING = (
+    "vaultlens: error: `vaultlens mcp` needs the MCP SDK (mcp>=2.3): pip install 'vaultlens[mcp]'\n"
+)
+
+
+def _run_mcp(argv: list[str]) -> int:
+    """``vaultlens mcp``; the SDK is an optional extra, so say how to get it when it is absent."""
+    try:
+        from .mcp_server import run
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] not in ("mcp", "mcp_types"):
+            raise
+        sys.stderr.write(MCP_MISSING)
+        return 2
+    return run(argv)
 
 
 if __name__ == "__main__":

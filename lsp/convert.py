@@ -13,6 +13,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import from_fs_path, to_fs_path
 
 from engine.model import Span
+from engine.query import RANKS
 
 
 def uri_to_path(uri: str) -> str | None:
@@ -78,11 +79,15 @@ def search_args_from_params(params: Any) -> dict[str, Any]:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise JsonRpcInvalidParams('"limit" must be a whole number of at least 1')
     out["limit"] = limit
+    rank = data.get("rank", "default")
+    if rank not in RANKS:
+        raise JsonRpcInvalidParams('"rank" must be ' + " or ".join(f'"{r}"' for r in RANKS))
+    out["rank"] = rank
     uri = data.get("uri")
     if uri is not None and not isinstance(uri, str):
         raise JsonRpcInvalidParams('"uri" must be a string')
     out["uri"] = uri  # popped by the handler to pick the vault; not a parse_query argument
-    unknown = sorted(set(data) - {"query", "type", "folder", "tag", "graph", "limit", "uri"})
+    unknown = sorted(set(data) - {"query", "type", "folder", "tag", "graph", "limit", "rank", "uri"})
     if unknown:
         raise JsonRpcInvalidParams("unknown parameter(s): " + ", ".join(unknown))
     return out

@@ -133,6 +133,9 @@ def build_server() -> VaultServer:
         module.register(server)
     from .features.related import register as register_related  # wiki/related
     register_related(server)
+    from .features import actions, codelens, definition, diagnostics, outline, references, rename  # navigate, edit
+    for module in (definition, references, outline, codelens, diagnostics, actions, rename):
+        module.register(server)
     return server
 
 

@@ -24,6 +24,8 @@ else:  # pragma: no cover
 SETTINGS_FILE = ".vaultlens.toml"
 LINK_STYLES = ("auto", "title", "filename", "path")
 LINK_ORDERS = ("auto", "target-first", "label-first")
+SEVERITIES = ("error", "warning", "information", "hint", "off")
+DIAGNOSTIC_SCOPES = ("vault", "open")
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,16 @@ class Settings:
     hover_related: bool = True
     new_note_folder: str = ""
     attachment_folder: str = ""
+    diagnostics_enabled: bool = True
+    diagnostics_scope: str = "vault"  # "vault": every page after the scan; "open": open pages only
+    unresolved_severity: str = "warning"  # or "error", "information", "hint", "off"
+    code_lens_enabled: bool = True
+    new_page_folder: str | None = None  # None: the .obsidian/app.json new-note folder
+
+    @property
+    def create_folder(self) -> str:
+        """Where "Create page" puts new pages: ``newPageFolder``, else Obsidian's new-note folder."""
+        return self.new_note_folder if self.new_page_folder is None else self.new_page_folder
 
 
 # Accepted spellings (after snake-casing and dropping section dots) for each field.
@@ -55,11 +67,22 @@ _ALIASES = {
     "hover_relations": "hover_related",
     "new_note_folder": "new_note_folder",
     "attachment_folder": "attachment_folder",
+    "diagnostics_enabled": "diagnostics_enabled",
+    "diagnostics": "diagnostics_enabled",
+    "diagnostics_scope": "diagnostics_scope",
+    "diagnostics_unresolved_severity": "unresolved_severity",
+    "unresolved_severity": "unresolved_severity",
+    "diagnostics_unresolved": "unresolved_severity",
+    "code_lens_enabled": "code_lens_enabled",
+    "code_lens": "code_lens_enabled",
+    "codelens_enabled": "code_lens_enabled",
+    "new_page_folder": "new_page_folder",
+    "create_page_folder": "new_page_folder",
 }
 
 
 def _snake(key: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower().replace("-", "_")
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower().replace("-", "_").replace(".", "_")
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -92,7 +115,15 @@ def _coerce(name: str, value: Any) -> Any:
         if value not in LINK_ORDERS:
             raise ValueError("one of " + ", ".join(LINK_ORDERS))
         return value
-    if name == "hover_related":
+    if name == "unresolved_severity":
+        if value not in SEVERITIES:
+            raise ValueError("one of " + ", ".join(SEVERITIES))
+        return value
+    if name == "diagnostics_scope":
+        if value not in DIAGNOSTIC_SCOPES:
+            raise ValueError("one of " + ", ".join(DIAGNOSTIC_SCOPES))
+        return value
+    if name in ("hover_related", "diagnostics_enabled", "code_lens_enabled"):
         if not isinstance(value, bool):
             raise ValueError("true or false")
         return value

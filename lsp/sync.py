@@ -2,8 +2,9 @@
 
 The open buffer's text is the truth for its page while it is open; on close the page reverts to
 disk. Every change re-parses only that page and upserts it in one synchronous step on the event
-loop, so no request sees half an update. The start-up scan parses in batches off the loop and
-reports work-done progress.
+loop, so no request sees half an update. The start-up scan loads the vault off the loop (from
+the persistent index where files are unchanged), reports work-done progress, and swaps the new
+vault in at once.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ import uuid
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
+from engine.cache import CacheOptions
 from engine.page import parse_page
-from engine.scan import detect_label_first, is_page_path, list_pages, load_page, load_pages, load_vocabulary
+from engine.scan import is_page_path, list_pages, load_page, load_vault, load_vocabulary
+from engine.vault import Vault
 from engine.vocabulary import VOCABULARY_FILE
 
 from .convert import uri_to_path
+from .features import diagnostics as diagnostics_push
 from .server import VaultServer, VaultState
 from .settings import SETTINGS_FILE
 
@@ -101,7 +105,9 @@ def register(server: VaultServer) -> None:
         state, rel = found
         state.open_docs.discard(rel)
         if is_page_path(rel):
+            before = state.vault.get(rel)
             _from_disk(state, rel)
+            diagnostics_push.on_page(ls, state, rel, before)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: VaultServer, params: types.DidChangeWatchedFilesParams) -> None:
@@ -156,10 +162,17 @@ def register(server: VaultServer) -> None:
 
 
 async def index_vault(ls: VaultServer, state: VaultState) -> None:
-    """Parse every page off the event loop in batches, upserting each batch on the loop."""
+    """Load the whole vault off the event loop (``engine.scan.load_vault``: the persistent index
+    for unchanged pages, worker processes for the rest), then swap it in in one step on the loop.
+
+    Open buffers and files changed on disk while it loaded are applied to the new vault before
+    the swap, so no request ever sees a page go back in time. The updated persistent index is
+    written afterwards, in the background.
+    """
     if state.indexed.is_set() or getattr(state, "_indexing", False):
         return
     state._indexing = True  # type: ignore[attr-defined]
+    state._changed_while_indexing = set()  # type: ignore[attr-defined]
     token = None
     if get_capability(ls.client_capabilities, "window.work_done_progress", False):
         token = f"vaultlens-index-{uuid.uuid4().hex[:8]}"
@@ -172,41 +185,70 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
             token = None
     try:
         settings = state.settings
-        listing = await asyncio.to_thread(list_pages, state.root, settings.exclude)
-        for warning in listing.warnings:
-            log.warning("%s", warning)
-        paths = listing.paths
-        label_first = settings.link_order == "label-first"
-        done = 0
-        for i in range(0, len(paths), BATCH):
-            batch = [p for p in paths[i : i + BATCH] if p not in state.open_docs]
-            pages = await asyncio.to_thread(load_pages, state.root, batch, label_first=label_first)
-            for page in pages:
-                if page.path not in state.open_docs:
-                    state.vault.upsert(page)
-            done = min(len(paths), i + BATCH)
-            if token:
+        loop = asyncio.get_running_loop()
+        shown = [-1]
+
+        def report(done: int, total: int) -> None:  # on the loop
+            percentage = 100 * done // max(1, total)
+            if token and percentage > shown[0]:
+                shown[0] = percentage
                 ls.work_done_progress.report(
-                    token,
-                    types.WorkDoneProgressReport(
-                        message=f"{done}/{len(paths)} pages", percentage=100 * done // max(1, len(paths))
-                    ),
+                    token, types.WorkDoneProgressReport(message=f"{done}/{total} pages", percentage=percentage)
                 )
-        if settings.link_order == "auto" and detect_label_first(state.vault):
-            state.vault.label_first = True
-            pages = await asyncio.to_thread(load_pages, state.root, paths, label_first=True)
-            for page in pages:
-                if page.path not in state.open_docs:
-                    state.vault.upsert(page)
-        vocabulary = await asyncio.to_thread(load_vocabulary, state.root)
-        state.vault.set_vocabulary(vocabulary)
-        for warning in (*vocabulary.warnings, *state.warnings):
+
+        def progress(done: int, total: int) -> None:  # in the loading thread
+            loop.call_soon_threadsafe(report, done, total)
+
+        cache = CacheOptions.from_env(
+            getattr(settings, "cache_enabled", True), getattr(settings, "cache_location", "vault")
+        )
+        loaded = await asyncio.to_thread(
+            load_vault, state.root, exclude=settings.exclude, link_order=settings.link_order, cache=cache,
+            progress=progress,
+        )
+        for warning in loaded.listing.warnings:
+            log.warning("%s", warning)
+        _swap_in(ls, state, loaded.vault)
+        for warning in (*loaded.vault.vocabulary.warnings, *state.warnings):
             ls.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=warning))
-        log.info("indexed %d pages in %s", len(state.vault), state.root)
+        log.info(
+            "indexed %d pages in %s (%d from the persistent index, %d parsed)",
+            len(state.vault), state.root, loaded.from_cache, loaded.parsed,
+        )
+        ls.index_tasks.append(asyncio.ensure_future(asyncio.to_thread(loaded.commit)))
     finally:
+        state._indexing = False  # type: ignore[attr-defined]
         state.indexed.set()
         if token:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(state.vault)} pages indexed"))
+        diagnostics_push.on_indexed(ls, state)
+
+
+def _swap_in(ls: VaultServer, state: VaultState, vault: Vault) -> None:
+    """Make ``vault`` the state's vault, with the open buffers and the disk changes that arrived
+    while it was loading applied first (one synchronous step on the event loop)."""
+    old = state.vault
+    for rel in sorted(state.open_docs):
+        page = old.pages.get(rel)
+        if page is not None and old.label_first == vault.label_first:
+            vault.upsert(page, old.fields.get(rel))
+        else:
+            source = _buffer_text(ls, state, rel)
+            if source is not None:
+                vault.upsert(parse_page(rel, source, label_first=vault.label_first))
+    changed = getattr(state, "_changed_while_indexing", set())
+    state.vault = vault
+    for rel in sorted(changed - state.open_docs):
+        _from_disk(state, rel)
+    state._changed_while_indexing = set()  # type: ignore[attr-defined]
+
+
+def _buffer_text(ls: VaultServer, state: VaultState, rel: str) -> str | None:
+    for uri, doc in list(ls.workspace.text_documents.items()):
+        found = ls.state_for_uri(uri)
+        if found is not None and found[0] is state and found[1] == rel:
+            return doc.source
+    return None
 
 
 # --- single pages -----------------------------------------------------------------------------
@@ -223,10 +265,14 @@ def _from_buffer(ls: VaultServer, state: VaultState, rel: str, uri: str) -> None
         return
     state.open_docs.add(rel)
     doc = ls.workspace.get_text_document(uri)
+    before = state.vault.get(rel)
     state.vault.upsert(parse_page(rel, doc.source, label_first=state.vault.label_first))
+    diagnostics_push.on_page(ls, state, rel, before)
 
 
 def _from_disk(state: VaultState, rel: str) -> None:
+    if getattr(state, "_indexing", False):  # the vault being loaded may have read it before
+        state._changed_while_indexing.add(rel)  # type: ignore[attr-defined]
     page = load_page(state.root, rel, label_first=state.vault.label_first)
     if page is None:
         state.vault.remove(rel)
@@ -240,7 +286,9 @@ def _disk_changed(ls: VaultServer, state: VaultState, rel: str) -> None:
     elif rel == SETTINGS_FILE or rel == ".obsidian/app.json":
         _reload_settings(ls, state)
     elif is_page_path(rel) and rel not in state.open_docs:
+        before = state.vault.get(rel)
         _from_disk(state, rel)
+        diagnostics_push.on_page(ls, state, rel, before)
     elif not rel.lower().endswith(".md") and rel not in state.open_docs:
         # a folder was deleted or renamed: drop the pages that no longer exist under it
         prefix = rel.rstrip("/") + "/"
@@ -275,6 +323,7 @@ def _reload_settings(ls: VaultServer, state: VaultState) -> None:
                 state.vault.remove(path)
         state.vault.label_first = settings.link_order == "label-first"
         ls.index_tasks.append(asyncio.create_task(index_vault(ls, state)))
+    diagnostics_push.on_settings(ls, state)
 
 
 async def _register_watchers(ls: VaultServer) -> None:

@@ -20,6 +20,18 @@ for entry in (str(ENGINE_TESTS), str(REPO_ROOT)):
         sys.path.remove(entry)
     sys.path.insert(0, entry)
 
+# The persistent index (engine/cache.py) of every vault a test opens, in-process or in a server
+# or CLI subprocess (they inherit the environment), goes to one temporary folder per session:
+# tests never write into examples/vault or ../shared.
+if not os.environ.get("VAULTLENS_CACHE_DIR"):
+    import atexit
+    import shutil
+    import tempfile
+
+    _CACHE_DIR = tempfile.mkdtemp(prefix="vaultlens-test-index-")
+    os.environ["VAULTLENS_CACHE_DIR"] = _CACHE_DIR
+    atexit.register(shutil.rmtree, _CACHE_DIR, True)
+
 import pytest  # noqa: E402
 
 # Plain asserts in the shared helpers report their values like asserts in test modules.

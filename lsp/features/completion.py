@@ -1,4 +1,5 @@
-"""``textDocument/completion`` inside ``[[…``: ranked pages, then headings after ``#``, blocks after ``#^``.
+"""``textDocument/completion`` inside ``[[…``: ranked pages, then headings after ``#``, blocks after ``#^``;
+and tags after ``#`` in the body or on an item of the frontmatter ``tags``, most-used first.
 
 The engine's order is kept by every common client: ``sortText`` is the zero-padded rank, and
 ``filterText`` starts with exactly what the user typed (so fuzzy filters score every item alike
@@ -12,6 +13,8 @@ from lsprotocol import types
 
 from engine.complete import block_choices, heading_choices, link_context, page_choices
 from engine.render import breakdown_table
+from engine.tags import tag_completion
+from engine.vault import Vault
 
 from ..server import VaultServer
 
@@ -23,6 +26,25 @@ def _edit(line: int, start: int, end: int, text: str) -> types.TextEdit:
         range=types.Range(start=types.Position(line=line, character=start), end=types.Position(line=line, character=end)),
         new_text=text,
     )
+
+
+def _tags(vault: Vault, rel: str, lines: list[str], line_no: int, col: int, limit: int) -> types.CompletionList | None:
+    """Tag completion items in the engine's order (``sortText`` is the rank)."""
+    found = tag_completion(vault, rel, [text.rstrip("\r\n") for text in lines], line_no, col, limit)
+    if found is None:
+        return None
+    items = [
+        types.CompletionItem(
+            label=f"#{choice.tag}" if not found.frontmatter else choice.tag,
+            kind=types.CompletionItemKind.Keyword,
+            detail=f"{choice.pages} page{'' if choice.pages == 1 else 's'}",
+            sort_text=f"{rank:05d}",
+            filter_text=f"{found.typed}{choice.tag}" if found.typed else choice.tag,
+            text_edit=_edit(line_no, found.start, found.end, choice.tag),
+        )
+        for rank, choice in enumerate(found.choices)
+    ]
+    return types.CompletionList(is_incomplete=True, items=items)
 
 
 def register(server: VaultServer) -> None:
@@ -45,7 +67,7 @@ def register(server: VaultServer) -> None:
         line = lines[line_no].rstrip("\r\n")
         ctx = link_context(line, params.position.character)
         if ctx is None:
-            return None
+            return _tags(state.vault, rel, lines, line_no, params.position.character, state.settings.limit)
         items: list[types.CompletionItem] = []
         if ctx.kind == "page":
             choices = page_choices(state.vault, ctx.typed, state.settings.limit, state.settings.link_style)

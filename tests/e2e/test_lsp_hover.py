@@ -95,7 +95,7 @@ async def test_hover_on_an_unresolved_link_lists_candidates(
         "### No page named “Quantum Gardening”\n\nThis link resolves to no page in the vault."
     )
     assert "**Closest pages**" in shown
-    assert "| 2025-06-01 (`daily/2025-06-01.md`) | 3 |" in shown
+    assert "| 2025-06-01 (`daily/2025-06-01.md`) | 6 |" in shown
     assert (
         len([line for line in shown.splitlines() if line.startswith("| ") and "`" in line])
         == len(candidates)

@@ -91,7 +91,11 @@ async def test_a_result_a_person_would_expect(shared_client: LanguageClient):
         "concept",
     )
     assert top["score"] == sum(m["points"] for m in top["matched"])
-    assert top["matched"][0] == {"channel": "title-phrase", "term": "", "hits": 1, "points": 10}
+    assert {"channel": "title-phrase", "term": "", "hits": 1, "points": 10} in top["matched"]
+    hybrid = await wiki_search(shared_client, {"query": "graph rag", "limit": 3, "rank": "hybrid"})
+    assert hybrid["hits"][0]["file"] == "ai/rag/graph-rag.md"
+    assert hybrid["hits"][0]["via"] == "lexical"  # the server runs the lexical arms
+    assert {m["channel"] for h in hybrid["hits"] for m in h["matched"]} == {"rrf"}
 
 
 BAD_PARAMS = [
@@ -108,6 +112,8 @@ BAD_PARAMS = [
     ({"query": "x", "tag": 3}, '"tag" must be a string'),
     ({"query": "x", "bogus": 1}, "unknown parameter(s): bogus"),
     ({"query": "x", "uri": 7}, '"uri" must be a string'),
+    ({"query": "x", "rank": "fast"}, '"rank" must be "default" or "hybrid"'),
+    ({"query": "x", "rank": ["hybrid"]}, '"rank" must be "default" or "hybrid"'),
     ({"query": "x", "uri": "file:///nowhere/else/page.md"}, "is not inside any open vault"),
 ]
 

@@ -81,9 +81,9 @@ def test_text_output_is_one_line_per_hit(vault):
     lines = done.stdout.decode("utf-8").splitlines()
     assert len(lines) == len(as_json["hits"])
     for line, hit in zip(lines, as_json["hits"]):
-        m = re.fullmatch(r"\s*(\d+)  \[\[(.+)\]\]  \((.+)\)", line)
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)  \[\[(.+)\]\]  \((.+)\)", line)
         assert m, line
-        assert (int(m.group(1)), m.group(2), m.group(3)) == (hit["score"], hit["title"], hit["file"])
+        assert (float(m.group(1)), m.group(2), m.group(3)) == (hit["score"], hit["title"], hit["file"])
 
 
 def test_filters_limit_and_graph_flags(vault):

@@ -97,13 +97,15 @@ def test_no_prefix_when_the_term_is_already_a_title_token():
     assert found == {"Rag.md": [], "Rag Rug.md": [], "Ragdoll.md": [("rag", "title", "ragdoll", 3)]}
     hits = search(vault_of(files), parse_query("rag", prefix=True, limit=0))
     channels = {h.page.path: [m.channel for m in h.matched] for h in hits}
-    assert channels["Rag.md"] == ["title-phrase", "title-term"]  # 10 + 5, never + 3 on top
+    # the whole word typed is the title: exact, phrase and term, never a prefix-term (+3) on top
+    assert channels["Rag.md"] == ["title-exact", "title-phrase", "title-term"]
 
 
 def test_no_alias_prefix_when_the_term_is_already_an_alias_token():
     files = {"Courgettes.md": page("Courgettes", aliases=("Zuc", "Zucchini"))}
     hits = search(vault_of(files), parse_query("zuc", prefix=True))
     assert [(m.channel, m.points) for m in hits[0].matched] == [
+        ("title-exact", 72),  # the typed word is an alias: exact (48 + 24 per term)
         ("title-phrase", 10),
         ("alias-term", 4),
     ]

@@ -63,12 +63,14 @@ def test_hit_to_json_and_payload():
                 "wikilink": "[[Café]]",
                 "file": "notes/Café.md",
                 "type": "recipe",
-                "score": 16,
+                "score": 88.125,
                 "snippet": "café au lait",
                 "matched": [
+                    {"channel": "title-exact", "term": "", "hits": 1, "points": 72},
                     {"channel": "title-phrase", "term": "", "hits": 1, "points": 10},
                     {"channel": "title-term", "term": "café", "hits": 1, "points": 5},
                     {"channel": "body-term", "term": "café", "field": "body", "hits": 1, "points": 1},
+                    {"channel": "body-bm25", "term": "café", "field": "body", "hits": 1, "points": 0.125},
                 ],
             }
         ],
@@ -88,7 +90,7 @@ def test_match_wire_form_orders_its_keys():
 def test_hit_line():
     vault = build_vault({"dir/Note.md": "kiwi kiwi"})
     (hit,) = hits_for(vault, "kiwi")
-    assert hit_line(hit) == "     2  [[Note]]  (dir/Note.md)"
+    assert hit_line(hit) == "  2.25  [[Note]]  (dir/Note.md)"  # body-term 2 + body-bm25 0.25
     wide = Hit(hit.page, hit.matched, 1234567, "")
     assert hit_line(wide) == "1234567  [[Note]]  (dir/Note.md)"
     assert hit_to_json(vault, wide)["score"] == 1234567

@@ -23,9 +23,19 @@ import engine.search
 from engine.query import normalize_folder, parse_query
 from engine.snippet import SNIPPET_CHARS
 from engine.vocabulary import parse_vocabulary
-from engine.weights import BODY_CAP, CHANNELS, GRAPH_HOP2, POINTS, SYNONYM_MINOR
+from engine.weights import BODY_CAP, CHANNELS, EXACT_BASE, GRAPH_HOP2, POINTS, SYNONYM_MINOR
 
 VOCABULARY = "---\ngroups:\n  - canonical: automobile\n    variants: [car, auto]\n---\n"
+
+# The channels of the ranking contract (engine issue) and the as-you-type ones that came before
+# the ranking-quality channels. The tests in this file pin each of them down one at a time, so
+# they look at these components only; tests/engine/test_ranking.py covers the channels added since.
+CONTRACT = CHANNELS[:10]
+
+
+def contract(hit) -> list[tuple]:
+    """A hit's components on the contract's channels, in order."""
+    return [c for c in components(hit) if c[0] in CONTRACT]
 
 
 def test_points_table_is_the_contract():
@@ -40,6 +50,18 @@ def test_points_table_is_the_contract():
         "graph-edge": 2,
         "prefix-term": 3,
         "prefix-phrase": 8,
+        # ranking quality (issue 7), appended: see README.md, Ranking, and test_ranking.py
+        "title-exact": 24,
+        "leaf-exact": 15,
+        "title-cover": 3,
+        "heading-phrase": 4,
+        "heading-term": 2,
+        "path-term": 2,
+        "body-bm25": 3,
+        "folded-term": 3,
+        "fuzzy-term": 2,
+        "link-prior": 2,
+        "rrf": 1,
     }
     assert CHANNELS[:8] == (
         "title-phrase", "title-term", "alias-term", "tag-term", "body-term", "synonym-term", "stem-term", "graph-edge",
@@ -54,28 +76,29 @@ def test_points_table_is_the_contract():
 
 def test_title_phrase_and_title_terms():
     hit = only_hit({"Graph RAG.md": "unrelated body"}, "graph rag", "Graph RAG.md")
-    assert components(hit) == [
+    assert contract(hit) == [
         ("title-phrase", "", 1, 10, "", ""),
         ("title-term", "graph", 1, 5, "", ""),
         ("title-term", "rag", 1, 5, "", ""),
     ]
-    assert hit.score == 20
+    # the query is the whole title: title-exact on top (test_ranking.py), nothing else
+    assert hit.score == 20 + EXACT_BASE + 2 * POINTS["title-exact"]
 
 
 def test_title_phrase_counts_once_and_needs_the_tokens_in_order():
     twice = only_hit({"p.md": "---\ntitle: Graph RAG and Graph RAG\n---\n"}, "graph rag", "p.md")
-    assert [c[0] for c in components(twice)].count("title-phrase") == 1
+    assert [c[0] for c in contract(twice)].count("title-phrase") == 1
     assert twice.score == 20
     reversed_ = only_hit({"p.md": "---\ntitle: RAG Graph\n---\n"}, "graph rag", "p.md")
     gapped = only_hit({"p.md": "---\ntitle: Graph of RAG\n---\n"}, "graph rag", "p.md")
     for hit in (reversed_, gapped):
-        assert [c[0] for c in components(hit)] == ["title-term", "title-term"]
+        assert [c[0] for c in contract(hit)] == ["title-term", "title-term"]
 
 
 def test_title_phrase_in_an_alias_names_the_alias():
     files = {"rag.md": "---\ntitle: RAG\naliases: [Retrieval Augmented Generation, Other]\n---\n"}
     hit = only_hit(files, "Retrieval augmented", "rag.md")
-    assert components(hit) == [
+    assert contract(hit) == [
         ("title-phrase", "Retrieval Augmented Generation", 1, 10, "", ""),
         ("alias-term", "augmented", 1, 4, "", ""),
         ("alias-term", "retrieval", 1, 4, "", ""),
@@ -85,20 +108,20 @@ def test_title_phrase_in_an_alias_names_the_alias():
 def test_title_phrase_prefers_the_title_and_fires_once_over_several_aliases():
     files = {"p.md": "---\ntitle: Deep Learning\naliases: [deep learning, Deep Learning Notes]\n---\n"}
     hit = only_hit(files, "deep learning", "p.md")
-    assert [c[:2] for c in components(hit)] == [
+    assert [c[:2] for c in contract(hit)] == [
         ("title-phrase", ""),
         ("title-term", "deep"),
         ("title-term", "learning"),
     ]
     files = {"p.md": "---\ntitle: DL\naliases: [deep learning, Deep Learning Notes]\n---\n"}
     hit = only_hit(files, "deep learning", "p.md")
-    assert [c[:2] for c in components(hit) if c[0] == "title-phrase"] == [("title-phrase", "deep learning")]
+    assert [c[:2] for c in contract(hit) if c[0] == "title-phrase"] == [("title-phrase", "deep learning")]
 
 
 def test_alias_term_only_for_terms_not_in_the_title():
     files = {"n.md": "---\ntitle: Neural Nets\naliases: [Neural Networks]\n---\n"}
     hit = only_hit(files, "neural networks", "n.md")
-    assert components(hit) == [
+    assert contract(hit) == [
         ("title-phrase", "Neural Networks", 1, 10, "", ""),
         ("title-term", "neural", 1, 5, "", ""),
         ("alias-term", "networks", 1, 4, "", ""),
@@ -119,31 +142,31 @@ def test_alias_term_only_for_terms_not_in_the_title():
 )
 def test_tag_term(tags, query, expected):
     hit = only_hit({"t.md": f"---\ntags: {tags}\n---\n"}, query, "t.md")
-    assert components(hit) == expected
+    assert contract(hit) == expected
 
 
 def test_tag_term_needs_the_whole_tag_or_segment():
     vault = build_vault({"t.md": "---\ntags: [machine-learning]\n---\n", "u.md": "#kiwifruit"})
-    assert all(c[0] != "tag-term" for h in hits_for(vault, "machine") for c in components(h))
+    assert all(c[0] != "tag-term" for h in hits_for(vault, "machine") for c in contract(h))
     assert hits_for(vault, "kiwi") == ()
 
 
 def test_inline_tags_score_as_tags():
     hit = only_hit({"t.md": "text #garden/compost"}, "compost", "t.md")
-    assert ("tag-term", "compost", 1, 4, "", "") in components(hit)
+    assert ("tag-term", "compost", 1, 4, "", "") in contract(hit)
 
 
 @pytest.mark.parametrize("count, points", [(1, 1), (2, 2), (3, 3), (4, 3), (9, 3)])
 def test_body_term_counts_occurrences_capped(count, points):
     body = " ".join(["Apple"] * count) + " other words"
     hit = only_hit({"b.md": body}, "apple", "b.md")
-    assert components(hit) == [("body-term", "apple", count, points, "body", "")]
+    assert contract(hit) == [("body-term", "apple", count, points, "body", "")]
 
 
 def test_body_term_per_term_and_never_from_frontmatter():
     files = {"b.md": "---\ndescription: kiwi kiwi kiwi\n---\nkiwi mango mango\n"}
     hit = only_hit(files, "kiwi mango", "b.md")
-    assert components(hit) == [
+    assert contract(hit) == [
         ("body-term", "mango", 2, 2, "body", ""),
         ("body-term", "kiwi", 1, 1, "body", ""),
     ]
@@ -151,10 +174,11 @@ def test_body_term_per_term_and_never_from_frontmatter():
 
 def test_tokens_are_unicode_letter_and_digit_runs_casefolded():
     files = {"u.md": "Straße café_au_lait v2.0 naïve"}
-    assert components(only_hit(files, "STRASSE", "u.md")) == [("body-term", "strasse", 1, 1, "body", "")]
-    assert components(only_hit(files, "Café", "u.md")) == [("body-term", "café", 1, 1, "body", "")]
-    assert components(only_hit(files, "v2", "u.md")) == [("body-term", "v2", 1, 1, "body", "")]
-    assert hits_for(build_vault(files), "naive") == ()
+    assert contract(only_hit(files, "STRASSE", "u.md")) == [("body-term", "strasse", 1, 1, "body", "")]
+    assert contract(only_hit(files, "Café", "u.md")) == [("body-term", "café", 1, 1, "body", "")]
+    assert contract(only_hit(files, "v2", "u.md")) == [("body-term", "v2", 1, 1, "body", "")]
+    # "naive" is "naïve" without its diacritic: a folded-term match (test_ranking.py), not body-term
+    assert contract(only_hit(files, "naive", "u.md")) == []
 
 
 # --- synonyms and stems ----------------------------------------------------------------------
@@ -171,7 +195,7 @@ def test_tokens_are_unicode_letter_and_digit_runs_casefolded():
 )
 def test_synonym_term_per_field(page, expected):
     hit = only_hit(build_vault({"s.md": page, "_vocabulary.md": VOCABULARY}), "car", "s.md")
-    assert components(hit) == expected
+    assert contract(hit) == expected
 
 
 def test_synonym_term_only_where_the_term_itself_did_not_match():
@@ -181,7 +205,7 @@ def test_synonym_term_only_where_the_term_itself_did_not_match():
             "_vocabulary.md": VOCABULARY,
         }
     )
-    assert components(only_hit(vault, "car", "s.md")) == [
+    assert contract(only_hit(vault, "car", "s.md")) == [
         ("title-phrase", "", 1, 10, "", ""),
         ("title-term", "car", 1, 5, "", ""),
         ("synonym-term", "car", 1, 2, "alias", "auto"),
@@ -192,7 +216,7 @@ def test_synonym_term_only_where_the_term_itself_did_not_match():
 def test_synonyms_expand_to_every_other_member_of_the_group():
     vault = build_vault({"s.md": "car", "_vocabulary.md": VOCABULARY})
     for term in ("automobile", "auto"):
-        assert components(only_hit(vault, term, "s.md")) == [("synonym-term", term, 1, 1, "body", "car")]
+        assert contract(only_hit(vault, term, "s.md")) == [("synonym-term", term, 1, 1, "body", "car")]
 
 
 def test_multi_word_synonyms_match_as_a_phrase():
@@ -201,7 +225,7 @@ def test_multi_word_synonyms_match_as_a_phrase():
         {"yes.md": "a large language model here", "no.md": "a large model of language", "_vocabulary.md": vocabulary}
     )
     hits = hits_for(vault, "llm")
-    assert [(h.page.path, components(h)) for h in hits] == [
+    assert [(h.page.path, contract(h)) for h in hits] == [
         ("yes.md", [("synonym-term", "llm", 1, 1, "body", "large language model")])
     ]
 
@@ -213,7 +237,7 @@ def test_stem_term_per_field_where_exact_and_synonym_did_not_match():
             "_vocabulary.md": VOCABULARY,
         }
     )
-    assert components(only_hit(vault, "car", "s.md")) == [
+    assert contract(only_hit(vault, "car", "s.md")) == [
         ("synonym-term", "car", 1, 1, "body", "automobile"),
         ("stem-term", "car", 1, 1, "tag", "cars"),
         ("stem-term", "car", 1, 1, "title", "cars"),
@@ -222,12 +246,12 @@ def test_stem_term_per_field_where_exact_and_synonym_did_not_match():
 
 def test_stem_term_counts_distinct_variants_but_scores_once():
     hit = only_hit({"r.md": "runs running runs runner"}, "run", "r.md")
-    assert components(hit) == [("stem-term", "run", 2, 1, "body", "running")]
+    assert contract(hit) == [("stem-term", "run", 2, 1, "body", "running")]
 
 
 def test_stem_term_never_where_the_term_matched_exactly():
     hit = only_hit({"r.md": "---\ntitle: Running\n---\nrunning runs"}, "running", "r.md")
-    assert [c[0] for c in components(hit)] == ["title-phrase", "title-term", "body-term"]
+    assert [c[0] for c in contract(hit)] == ["title-phrase", "title-term", "body-term"]
 
 
 def test_prefix_term_only_as_you_type():
@@ -235,7 +259,7 @@ def test_prefix_term_only_as_you_type():
     vault = build_vault(files)
     assert hits_for(vault, "autom") == ()
     typed = hits_for(vault, "autom", prefix=True)
-    assert [(h.page.path, components(h)) for h in typed] == [
+    assert [(h.page.path, contract(h)) for h in typed] == [
         ("a.md", [("prefix-phrase", "", 1, 8, "", ""), ("prefix-term", "autom", 1, 3, "title", "automobile")]),
         ("b.md", [("prefix-phrase", "Automaton", 1, 8, "", ""), ("prefix-term", "autom", 1, 2, "alias", "automaton")]),
     ]
@@ -248,7 +272,7 @@ def test_prefix_term_only_as_you_type():
 def test_components_sort_by_points_then_channel_then_term():
     files = {"p.md": "---\ntitle: Beta Alpha\naliases: [Zeta]\ntags: [able]\n---\ngamma gamma gamma delta\n"}
     hit = only_hit(files, "delta zeta able gamma beta alpha", "p.md")
-    assert components(hit) == [
+    assert contract(hit) == [
         ("title-term", "alpha", 1, 5, "", ""),
         ("title-term", "beta", 1, 5, "", ""),
         ("alias-term", "zeta", 1, 4, "", ""),  # alias before tag at equal points, whatever the term
@@ -256,7 +280,7 @@ def test_components_sort_by_points_then_channel_then_term():
         ("body-term", "gamma", 3, 3, "body", ""),
         ("body-term", "delta", 1, 1, "body", ""),
     ]
-    assert hit.score == 22
+    assert sum(c[3] for c in contract(hit)) == 22
 
 
 def test_hits_order_by_score_then_title_casefold_then_path():
@@ -431,19 +455,20 @@ GRAPH = {
 }
 
 
-def graph_components(hits) -> list[tuple]:
-    return [(h.page.path, h.score, components(h), h.snippet) for h in hits]
+def graph_contract(hits) -> list[tuple]:
+    return [(h.page.path, h.score, contract(h), h.snippet) for h in hits]
 
 
 def test_graph_walk_hops_points_and_snippets():
     hits = hits_for(build_vault(GRAPH), "kiwi", graph=True)
     check_ranking_contract(hits)
-    assert graph_components(hits) == [
+    assert graph_contract(hits) == [
+        # 1 + body-bm25 0.75 + link-prior 0.5 (Hop1c's edge links here): the seed itself leads
+        ("Seed.md", 2.25, [("body-term", "kiwi", 1, 1, "body", "")], "kiwi here"),
         ("Hop1a.md", 2, [("graph-edge", "related", 1, 2, "", "Seed")], ""),
         ("Hop1b.md", 2, [("graph-edge", "sources", 1, 2, "", "Seed")], ""),
         ("Hop1c.md", 2, [("graph-edge", "depends_on", 1, 2, "", "Seed")], ""),
         ("Hop2.md", 1, [("graph-edge", "related", 2, 1, "", "Hop1a")], ""),
-        ("Seed.md", 1, [("body-term", "kiwi", 1, 1, "body", "")], "kiwi here"),
     ]
 
 
@@ -455,7 +480,7 @@ def test_graph_walk_records_a_page_once_at_its_nearest_hop():
         "X.md": "---\nrelated: [[Y]]\n---\n",  # and Y is two hops from S1
     }
     hits = hits_for(build_vault(files), "kiwi", graph=True)
-    got = {h.page.path: components(h) for h in hits}
+    got = {h.page.path: contract(h) for h in hits}
     assert got["X.md"] == [("graph-edge", "related", 1, 2, "", "S1")]
     assert got["Y.md"] == [("graph-edge", "sources", 1, 2, "", "S2")]
     assert len(hits) == 4
@@ -470,7 +495,7 @@ def test_graph_walk_ties_go_to_the_earlier_predicate_then_the_first_source():
         "X.md": "",
         "Z.md": "",
     }
-    got = {h.page.path: components(h) for h in hits_for(build_vault(files), "kiwi", graph=True)}
+    got = {h.page.path: contract(h) for h in hits_for(build_vault(files), "kiwi", graph=True)}
     assert got["X.md"] == [("graph-edge", "sources", 1, 2, "", "C")]
     assert got["Z.md"] == [("graph-edge", "sources", 1, 2, "", "B")]
 
@@ -513,10 +538,17 @@ def test_without_graph_the_walk_never_runs(monkeypatch):
         payload_text(vault, "kiwi", graph=True)
 
 
-def test_without_graph_output_ignores_typed_edges_entirely():
+def test_without_graph_typed_edges_add_no_hits_and_no_graph_points():
     stripped = {p: re.sub(r"^(related|sources|depends_on):.*\n", "", t, flags=re.M) for p, t in GRAPH.items()}
     assert all(not build_vault(stripped).pages[p].edges for p in stripped)
-    assert payload_text(build_vault(GRAPH), "kiwi here") == payload_text(build_vault(stripped), "kiwi here")
+    with_edges, without = hits_for(build_vault(GRAPH), "kiwi here"), hits_for(build_vault(stripped), "kiwi here")
+    assert [h.page.path for h in with_edges] == [h.page.path for h in without]
+    assert [contract(h) for h in with_edges] == [contract(h) for h in without]
+    # a typed edge is a link: it counts towards the target's link-prior (test_ranking.py), and only there
+    assert [(h.page.path, [c[0] for c in components(h) if c[0] not in CONTRACT]) for h in with_edges] == [
+        ("Seed.md", ["body-bm25", "body-bm25", "link-prior"])
+    ]
+    assert [[c[0] for c in components(h) if c[0] not in CONTRACT] for h in without] == [["body-bm25", "body-bm25"]]
 
 
 def test_graph_only_adds_hits_and_leaves_keyword_hits_alone():

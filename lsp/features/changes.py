@@ -1,0 +1,235 @@
+"""Shared wiring for the navigation and editing features: page texts, engine changes as
+WorkspaceEdits, locations, and waiting for the index.
+
+Must not: decide what to edit or rank anything; this module only translates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+from pygls.exceptions import JsonRpcException
+from pygls.workspace import TextDocument
+
+from engine.edits import Change
+from engine.navigate import Location
+from engine.scan import read_bytes
+
+from ..convert import path_to_uri, to_lsp_range, uri_to_path
+from ..server import VaultServer, VaultState
+
+REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
+INDEX_WAIT_SECONDS = 60
+FOLLOW_SECONDS = 120.0  # how long to watch the files of an edit for a client that watches none
+FOLLOW_EVERY = 0.5
+
+
+class RequestFailed(JsonRpcException):
+    """A request the server refuses, with a sentence the editor shows to the user."""
+
+    CODE = REQUEST_FAILED
+    MESSAGE = "Request failed"
+
+
+async def wait_indexed(state: VaultState, seconds: float = INDEX_WAIT_SECONDS) -> bool:
+    """Wait for the vault's start-up scan; False when it did not finish in time."""
+    if state.indexed.is_set():
+        return True
+    try:
+        await asyncio.wait_for(state.indexed.wait(), seconds)
+    except asyncio.TimeoutError:
+        return False
+    return True
+
+
+def open_documents(ls: VaultServer, state: VaultState) -> dict[str, TextDocument]:
+    """The open buffers of this vault, by vault-relative path."""
+    out: dict[str, TextDocument] = {}
+    for doc in list(ls.workspace.text_documents.values()):
+        path = uri_to_path(doc.uri)
+        rel = state.rel(path) if path else None
+        if rel is not None and rel in state.open_docs:
+            out[rel] = doc
+    return out
+
+
+def texts_for(ls: VaultServer, state: VaultState) -> Callable[[str], str | None]:
+    """A page's current text by vault-relative path: the open buffer's, else the disk's."""
+    docs = open_documents(ls, state)
+
+    def text_of(rel: str) -> str | None:
+        doc = docs.get(rel)
+        if doc is not None:
+            return doc.source
+        try:
+            data = read_bytes(state.root, rel)
+        except OSError:
+            return None
+        return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+    return text_of
+
+
+def document_text(ls: VaultServer, uri: str) -> str:
+    """The text of the document a request is about (the buffer, as the editor has it)."""
+    return ls.workspace.get_text_document(uri).source
+
+
+def uri_of(state: VaultState, rel: str, docs: dict[str, TextDocument] | None = None) -> str:
+    """The URI of a vault page (an open buffer's own URI when it is open)."""
+    if docs is not None and rel in docs:
+        return docs[rel].uri
+    return path_to_uri(state.abs(rel))
+
+
+def to_location(state: VaultState, location: Location, docs: dict[str, TextDocument] | None = None) -> types.Location:
+    """An engine location as an LSP location."""
+    return types.Location(uri=uri_of(state, location.path, docs), range=to_lsp_range(location.span))
+
+
+def _operations(ls: VaultServer) -> set[str]:
+    return set(get_capability(ls.client_capabilities, "workspace.workspace_edit.resource_operations", None) or [])
+
+
+def applies_document_changes(ls: VaultServer) -> bool:
+    """Whether the client applies ``documentChanges`` (versioned edits, file operations).
+
+    File operations exist only inside ``documentChanges``, so a client that lists any
+    ``resourceOperations`` applies them too (Neovim lists them and never sets ``documentChanges``).
+    """
+    declared = get_capability(ls.client_capabilities, "workspace.workspace_edit.document_changes", False)
+    return bool(declared) or bool(_operations(ls))
+
+
+def require_edit_support(ls: VaultServer, change: Change | None = None, *, renames_file: bool = False) -> None:
+    """Refuse (with a message for the user) when the client cannot apply ``change`` whole:
+    versioned ``documentChanges``, and the file operations it creates or renames."""
+    if not applies_document_changes(ls):
+        raise RequestFailed(
+            "vaultlens refuses this edit: the editor cannot apply versioned document changes "
+            "(workspace.workspaceEdit.documentChanges), so links in open buffers could be lost. Nothing was changed."
+        )
+    operations = _operations(ls)
+    if (renames_file or (change is not None and change.renames)) and types.ResourceOperationKind.Rename not in operations:
+        raise RequestFailed(
+            "vaultlens refuses this rename: the editor cannot rename files in a workspace edit "
+            '(workspace.workspaceEdit.resourceOperations lacks "rename"). Nothing was changed.'
+        )
+    if change is not None and change.creates and types.ResourceOperationKind.Create not in operations:
+        raise RequestFailed(
+            "vaultlens cannot create the page: the editor cannot create files in a workspace edit "
+            '(workspace.workspaceEdit.resourceOperations lacks "create").'
+        )
+
+
+def can_create_files(ls: VaultServer) -> bool:
+    """Whether the client applies versioned edits and CreateFile operations."""
+    return applies_document_changes(ls) and types.ResourceOperationKind.Create in _operations(ls)
+
+
+def to_workspace_edit(ls: VaultServer, state: VaultState, change: Change) -> types.WorkspaceEdit:
+    """A change as ``documentChanges``: creates, then one versioned edit per page (the open
+    buffer's version, null for a file on disk), then renames."""
+    docs = open_documents(ls, state)
+    if not applies_document_changes(ls) and not change.creates and not change.renames:
+        # a plain quick fix for a client without documentChanges: unversioned edits
+        changes: dict[str, list[types.TextEdit]] = {}
+        for edit in change.edits:
+            changes.setdefault(uri_of(state, edit.path, docs), []).append(
+                types.TextEdit(range=to_lsp_range(edit.span), new_text=edit.new_text)
+            )
+        return types.WorkspaceEdit(changes=changes)
+    out: list[Any] = []
+    for rel in change.creates:
+        # ignoreIfExists: never truncate a file that appeared meanwhile (some clients would)
+        out.append(
+            types.CreateFile(uri=path_to_uri(state.abs(rel)), options=types.CreateFileOptions(ignore_if_exists=True))
+        )
+    by_path: dict[str, list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit]] = {}
+    for edit in change.edits:
+        by_path.setdefault(edit.path, []).append(types.TextEdit(range=to_lsp_range(edit.span), new_text=edit.new_text))
+    created = set(change.creates)
+    for rel in sorted(by_path, key=lambda p: (p not in created, p)):
+        doc = docs.get(rel)
+        out.append(
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(
+                    uri=uri_of(state, rel, docs), version=doc.version if doc is not None else None
+                ),
+                edits=by_path[rel],
+            )
+        )
+    for old, new in change.renames:
+        out.append(types.RenameFile(old_uri=uri_of(state, old, docs), new_uri=path_to_uri(state.abs(new))))
+    return types.WorkspaceEdit(document_changes=out)
+
+
+def state_and_page(ls: VaultServer, uri: str) -> tuple[VaultState, str] | None:
+    """The vault and vault-relative path of a document, when it is a page of a vault."""
+    found = ls.state_for_uri(uri)
+    if found is None:
+        return None
+    state, rel = found
+    return (state, rel) if state.vault.get(rel) is not None else None
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def follow_disk(ls: VaultServer, state: VaultState, change: Change) -> None:
+    """Watch the files an edit touches for a while, for clients that report no file changes.
+
+    Some editors (Neovim before 0.9) apply an edit to unopened files, save and rename them
+    without ever telling the server. For those clients (no dynamic ``didChangeWatchedFiles``),
+    the files of ``change`` are polled until the edit shows on disk (edited files changed,
+    renamed files gone from the old path and present at the new one, created files present) or
+    ``FOLLOW_SECONDS`` pass; each change goes through the same path as a watched-file event.
+    """
+    if get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
+        return
+    goals: dict[str, str] = {e.path: "changed" for e in change.edits}
+    for old, new in change.renames:
+        goals[old], goals[new] = "gone", "present"
+    for path in change.creates:
+        goals[path] = "present"
+    followed: set[str] = state.__dict__.setdefault("followed_paths", set())
+    goals = {p: g for p, g in goals.items() if p not in followed}  # code actions are asked for again and again
+    if goals:
+        followed.update(goals)
+        ls.index_tasks.append(asyncio.ensure_future(_follow(ls, state, goals)))
+
+
+async def _follow(ls: VaultServer, state: VaultState, goals: dict[str, str]) -> None:
+    from ..sync import _disk_changed  # the one place that turns a disk change into an index update
+
+    followed: set[str] = state.__dict__.setdefault("followed_paths", set())
+    stamps = {rel: _stamp(state.abs(rel)) for rel in goals}
+    changed: set[str] = set()
+
+    def reached(rel: str) -> bool:
+        goal, stamp = goals[rel], stamps[rel]
+        return stamp is None if goal == "gone" else stamp is not None if goal == "present" else rel in changed
+
+    deadline = asyncio.get_running_loop().time() + FOLLOW_SECONDS
+    try:
+        while not all(reached(rel) for rel in goals) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(FOLLOW_EVERY)
+            for rel in sorted(goals):
+                stamp = _stamp(state.abs(rel))
+                if stamp != stamps[rel]:
+                    stamps[rel] = stamp
+                    changed.add(rel)
+                    if rel not in state.open_docs:
+                        _disk_changed(ls, state, rel)
+    finally:
+        followed.difference_update(goals)

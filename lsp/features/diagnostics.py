@@ -1,0 +1,170 @@
+"""Diagnostics: pushed (``textDocument/publishDiagnostics``) and pulled (``textDocument/diagnostic``).
+
+When the client can pull (it declares ``textDocument.diagnostic``), open pages are answered by
+pull and nothing is pushed for them; otherwise they are pushed on every change. Pages that are
+not open are pushed after the start-up scan when ``diagnostics.scope`` is ``vault`` (the
+default). A change to one page re-checks only the pages it can affect (the pages that link to
+it by either name, the pages sharing a title or alias with it), and a page is pushed again
+only when its findings differ from what was last sent. ``lsp/sync.py`` calls ``on_page``,
+``on_indexed`` and ``on_settings``.
+
+Must not: decide what is wrong with a page; ``engine.diagnose`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from lsprotocol import types
+from pygls.capabilities import get_capability
+
+from engine.diagnose import Finding, Rules, diagnose, pages_affected
+from engine.model import Page
+
+from ..convert import to_lsp_range
+from ..server import VaultServer, VaultState
+from .changes import open_documents, texts_for, to_location, uri_of, wait_indexed
+
+log = logging.getLogger("vaultlens")
+SOURCE = "vaultlens"
+BATCH = 100
+_SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
+}
+
+
+def _published(state: VaultState) -> dict[str, tuple[str, tuple[Finding, ...]]]:
+    """What was last pushed per page: (uri, findings). Kept on the vault state."""
+    return state.__dict__.setdefault("published_diagnostics", {})
+
+
+def pulls(ls: VaultServer) -> bool:
+    """Whether the client asks for diagnostics itself (pull model)."""
+    return get_capability(ls.client_capabilities, "text_document.diagnostic", None) is not None
+
+
+def _rules(state: VaultState) -> Rules:
+    severity = state.settings.unresolved_severity
+    return Rules(unresolved=None if severity == "off" else severity)
+
+
+def findings(ls: VaultServer, state: VaultState, rel: str) -> tuple[Finding, ...]:
+    """The findings of one page under the vault's settings (none when diagnostics are off)."""
+    if not state.settings.diagnostics_enabled:
+        return ()
+    return diagnose(state.vault, rel, _rules(state), texts_for(ls, state))
+
+
+def to_diagnostic(state: VaultState, finding: Finding, docs: dict) -> types.Diagnostic:
+    """One finding as an LSP diagnostic (its code, the places involved as related information)."""
+    return types.Diagnostic(
+        range=to_lsp_range(finding.span),
+        severity=_SEVERITY[finding.severity],
+        code=finding.code,
+        source=SOURCE,
+        message=finding.message,
+        related_information=[
+            types.DiagnosticRelatedInformation(location=to_location(state, loc, docs), message=loc.path)
+            for loc in finding.related
+        ]
+        or None,
+    )
+
+
+def publish(ls: VaultServer, state: VaultState, rel: str, docs: dict) -> None:
+    """Push one page's findings if they changed since the last push (an empty list clears)."""
+    cache = _published(state)
+    is_open = rel in state.open_docs
+    wanted: tuple[Finding, ...] = ()
+    if rel in state.vault.pages and not (is_open and pulls(ls)):
+        if is_open or state.settings.diagnostics_scope == "vault":
+            wanted = findings(ls, state, rel)
+    previous = cache.get(rel)
+    if previous is None and not wanted:
+        return
+    uri = uri_of(state, rel, docs)
+    if previous is not None and previous[1] == wanted and previous[0] == uri:
+        return
+    if previous is not None and previous[0] != uri:  # the page's URI changed (a buffer opened)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=previous[0], diagnostics=[]))
+    if wanted:
+        cache[rel] = (uri, wanted)
+    else:
+        cache.pop(rel, None)
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=uri, diagnostics=[to_diagnostic(state, f, docs) for f in wanted])
+    )
+
+
+def _refresh(ls: VaultServer) -> None:
+    """Ask a pulling client to pull again (other pages may have changed its answers)."""
+    if pulls(ls) and get_capability(ls.client_capabilities, "workspace.diagnostics.refresh_support", False):
+        ls.workspace_diagnostic_refresh(None)
+
+
+def on_page(ls: VaultServer, state: VaultState, rel: str, before: Page | None) -> None:
+    """After page ``rel`` changed (``before`` is what it was): re-check the pages it affects."""
+    if not state.indexed.is_set():
+        return  # the push after the scan covers everything
+    try:
+        docs = open_documents(ls, state)
+        affected = set(pages_affected(state.vault, before, state.vault.get(rel))) | {rel}
+        for path in sorted(affected):
+            publish(ls, state, path, docs)
+        if any(p in state.open_docs and p != rel for p in affected):
+            _refresh(ls)
+    except Exception:  # noqa: BLE001 - diagnostics must never break keeping the index live
+        log.exception("diagnostics for %s failed", rel)
+
+
+async def publish_vault(ls: VaultServer, state: VaultState) -> None:
+    """Push every page's findings (in batches, so the server keeps answering meanwhile)."""
+    await wait_indexed(state)
+    try:
+        paths = sorted(set(state.vault.pages) | set(_published(state)))
+        for i in range(0, len(paths), BATCH):
+            docs = open_documents(ls, state)
+            for path in paths[i : i + BATCH]:
+                publish(ls, state, path, docs)
+            await asyncio.sleep(0)
+        _refresh(ls)
+        if get_capability(ls.client_capabilities, "workspace.code_lens.refresh_support", False):
+            ls.workspace_code_lens_refresh(None)
+    except Exception:  # noqa: BLE001 - a failed push must not take the server down
+        log.exception("publishing the vault's diagnostics failed")
+
+
+def on_indexed(ls: VaultServer, state: VaultState) -> None:
+    """After the start-up scan: push the whole vault (in a task)."""
+    ls.index_tasks.append(asyncio.ensure_future(publish_vault(ls, state)))
+
+
+def on_settings(ls: VaultServer, state: VaultState) -> None:
+    """After the settings changed: push again (a re-index pushes on its own when it ends)."""
+    if state.indexed.is_set():
+        on_indexed(ls, state)
+
+
+def register(server: VaultServer) -> None:
+    """Register ``textDocument/diagnostic`` (the pull model; pushing is driven by ``lsp/sync.py``)."""
+
+    @server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=True, workspace_diagnostics=False),
+    )
+    async def diagnostic(
+        ls: VaultServer, params: types.DocumentDiagnosticParams
+    ) -> types.RelatedFullDocumentDiagnosticReport:
+        found = ls.state_for_uri(params.text_document.uri)
+        if found is None:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        state, rel = found
+        await wait_indexed(state)
+        docs = open_documents(ls, state)
+        return types.RelatedFullDocumentDiagnosticReport(
+            items=[to_diagnostic(state, f, docs) for f in findings(ls, state, rel)]
+        )
