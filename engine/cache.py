@@ -1,6 +1,7 @@
 """The persistent index: parsed pages kept on disk, so a warm start reads one file, not every page.
 
-One file per vault (``<vault>/.vaultlens/index.vlc`` by default) holds chunks of page records
+One file per vault (in the user cache folder by default, ``~/.cache/vaultlens/<name>-<hash>.vlc``
+on Linux; ``<vault>/.vaultlens/index.vlc`` with ``location="vault"``) holds chunks of page records
 (``engine.compact``), a snapshot of the vault's indexes over exactly those pages
 (``Vault.snapshot``), and a footer header naming, for every page, the ``(path, size, mtime_ns,
 content hash)`` it was parsed from.
@@ -13,8 +14,9 @@ read; a file touched within ``RACY_NS`` of the scan that cached it is read and h
   chunk and the header carry a CRC-32, and a file that fails any check is ignored and rebuilt.
 - Never the only copy of anything: deleting it costs one cold start.
 - Off with ``VAULTLENS_CACHE=0`` (or the CLI's ``--no-cache``, the server's ``cache.enabled``);
-  ``VAULTLENS_CACHE_DIR`` (or ``cache.location``) moves it. A location that cannot be written
-  (a read-only vault) falls back to the user cache folder, then to no cache.
+  ``VAULTLENS_CACHE_DIR`` (or ``cache.location``) moves it. Not in the vault by default: vaults
+  are synced and versioned, and some are read-only. A location that cannot be written falls back
+  to the user cache folder, then to no cache.
 
 Only this module and ``scan`` touch the disk.
 """
@@ -28,6 +30,7 @@ import os
 import struct
 import sys
 import tempfile
+import time
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -50,15 +53,15 @@ _OFF = ("0", "off", "false", "no", "disabled")
 class CacheOptions:
     """Where the persistent index lives and whether to use it.
 
-    ``location`` is ``"vault"`` (``<vault>/.vaultlens/``), ``"user"`` (the user cache folder,
-    one file per vault) or a folder path (likewise one file per vault).
+    ``location`` is ``"user"`` (the user cache folder, one file per vault), ``"vault"``
+    (``<vault>/.vaultlens/``) or a folder path (one file per vault).
     """
 
     enabled: bool = True
-    location: str = "vault"
+    location: str = "user"
 
     @classmethod
-    def from_env(cls, enabled: bool = True, location: str = "vault") -> CacheOptions:
+    def from_env(cls, enabled: bool = True, location: str = "user") -> CacheOptions:
         """These options with ``VAULTLENS_CACHE`` / ``VAULTLENS_CACHE_DIR`` applied on top."""
         flag = os.environ.get(ENV_ENABLED, "").strip().lower()
         if flag in _OFF:
@@ -66,7 +69,7 @@ class CacheOptions:
         folder = os.environ.get(ENV_DIR, "").strip()
         if folder:
             location = folder
-        return cls(enabled, location or "vault")
+        return cls(enabled, location or "user")
 
 
 def user_cache_dir() -> str:
@@ -192,7 +195,8 @@ class CacheWriter:
         os.makedirs(folder, exist_ok=True)
         if os.path.basename(folder) == CACHE_DIRNAME:
             _ignore_in_git(folder)
-        fd, self._tmp = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=folder)
+        _sweep(folder)
+        fd, self._tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".tmp", dir=folder)
         self.path = path
         self._file = os.fdopen(fd, "wb")
         self._file.write(MAGIC)
@@ -239,6 +243,8 @@ class CacheWriter:
 
     def abort(self) -> None:
         """Drop the unfinished file."""
+        if self._file.closed and not os.path.exists(self._tmp):
+            return
         try:
             self._file.close()
         finally:
@@ -247,17 +253,53 @@ class CacheWriter:
             except OSError:
                 pass
 
+    def __del__(self) -> None:  # never leave a half-written file behind
+        try:
+            if not self._file.closed:
+                self.abort()
+        except Exception:  # noqa: BLE001 - at interpreter exit anything may be gone
+            pass
+
 
 def open_cache(candidates: list[str]) -> CacheFile | None:
-    """The first candidate index file that is present and valid, else None (reasons logged)."""
+    """The newest valid index file among the candidates, else None (reasons logged)."""
+    best: CacheFile | None = None
     for path in candidates:
         if not os.path.exists(path):
             continue
         try:
-            return CacheFile.open(path)
+            found = CacheFile.open(path)
         except CacheError as exc:
             log.info("vaultlens index %s ignored: %s", path, exc)
-    return None
+            continue
+        if best is None or found.scan_ns > best.scan_ns:
+            if best is not None:
+                best.close()
+            best = found
+        else:
+            found.close()
+    return best
+
+
+_TMP_PREFIX = ".index-"
+_STALE_TMP_SECONDS = 3600
+
+
+def _sweep(folder: str) -> None:
+    """Remove unfinished index files that a killed process left over an hour ago."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    old = time.time() - _STALE_TMP_SECONDS
+    for name in names:
+        if name.startswith(_TMP_PREFIX) and name.endswith(".tmp"):
+            full = os.path.join(folder, name)
+            try:
+                if os.stat(full).st_mtime < old:
+                    os.unlink(full)
+            except OSError:
+                pass
 
 
 def _ignore_in_git(folder: str) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from . import __version__
 from .query import RANKS, parse_query
 from .render import dumps, hit_line, search_payload
+from .cache import CacheOptions
 from .scan import open_vault
 from .search import search
 
@@ -84,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="default: the explained channel ranking; hybrid: fuse it with BM25F and, with the "
         "embeddings extra, a vector arm (reciprocal rank fusion)",
     )
+    s.add_argument("--since", metavar="WHEN", help="only pages updated (see --time-field) at or after WHEN: 30m, 2h, 7d, 4w or an ISO date/time")
+    s.add_argument("--until", metavar="WHEN", help="only pages updated at or before WHEN (same forms as --since)")
+    s.add_argument("--time-field", choices=("updated", "created"), default="updated", help="which time --since/--until read (default updated)")
+    s.add_argument("--min-score", type=float, metavar="N", help="only hits scoring at least N")
+    s.add_argument("--where", metavar="KEY=VALUE", action="append", default=[], help="frontmatter KEY equals VALUE (or a list holding it); repeatable, all must hold")
+    s.add_argument("--hints", action="store_true", help="add agent hints: sufficient, next_action, suggested_queries, …")
 
     j = sub.add_parser("jsonl", help="answer JSON-lines search requests on stdin, one result object per line")
     j.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
@@ -123,9 +130,21 @@ def build_parser() -> argparse.ArgumentParser:
     ln.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
     ln.add_argument("--json", action="store_true", help="print the result object as JSON")
 
+    for command in sub.choices.values():  # every command that opens a vault
+        if any("--vault" in action.option_strings for action in command._actions):
+            command.add_argument(
+                "--no-cache", action="store_true",
+                help="read every page instead of the persistent index (.vaultlens/), and write none",
+            )
+
     sub.add_parser("lsp", help="run the language server (see `vaultlens lsp --help`)", add_help=False)
     sub.add_parser("mcp", help="serve the vault to AI agents over MCP (see `vaultlens mcp --help`)", add_help=False)
     return parser
+
+
+def _open(args: argparse.Namespace, root: str):
+    """``open_vault`` with the persistent index unless ``--no-cache`` (or VAULTLENS_CACHE=0)."""
+    return open_vault(root, cache=CacheOptions.from_env(enabled=not getattr(args, "no_cache", False)))
 
 
 class _Vectors:
@@ -157,19 +176,39 @@ def _embed_progress(done: int, total: int) -> None:
 
 def cmd_search(args: argparse.Namespace) -> int:
     root = resolve_vault(args.vault)
-    vault, _listing = open_vault(root)
-    query = parse_query(
-        args.query, type=args.type, folder=args.folder, tag=args.tag, graph=args.graph, limit=args.limit,
-        rank=args.rank,
-    )
+    vault, _listing = _open(args, root)
+    where = {}
+    for pair in args.where:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--where takes KEY=VALUE, got {pair!r}")
+        where[key.strip()] = value.strip()
+    try:
+        query = parse_query(
+            args.query, type=args.type, folder=args.folder, tag=args.tag, graph=args.graph, limit=args.limit,
+            rank=args.rank, since=args.since, until=args.until, time_field=args.time_field,
+            min_score=args.min_score, where=where, hints=args.hints, mtime_of=_mtime_reader(root),
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     hits = search(vault, query, _Vectors(vault).get() if args.rank == "hybrid" else None)
     out = sys.stdout
     if args.json:
         out.write(dumps(search_payload(vault, query, hits)) + "\n")
     else:
+        from .hints import match_label
+
+        top = hits[0].score if hits else 0
         for hit in hits:
-            out.write(hit_line(hit) + "\n")
+            out.write(hit_line(hit, match_label(hit.score, top)) + "\n")
     return 0
+
+
+def _mtime_reader(root: str):
+    """Each page's modification time, for pages whose frontmatter gives no time."""
+    from .scan import file_mtime
+
+    return lambda rel: file_mtime(root, rel)
 
 
 def cmd_jsonl(args: argparse.Namespace) -> int:
@@ -181,7 +220,7 @@ def cmd_jsonl(args: argparse.Namespace) -> int:
     import json
 
     root = resolve_vault(args.vault)
-    vault, _listing = open_vault(root)
+    vault, _listing = _open(args, root)
     vectors = _Vectors(vault)
     for line in sys.stdin:
         if not line.strip():
@@ -193,10 +232,15 @@ def cmd_jsonl(args: argparse.Namespace) -> int:
             limit = request.get("limit", args.limit)
             if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
                 raise ValueError('"limit" must be a whole number of at least 1')
+            where = request.get("where") or {}
+            if not isinstance(where, dict):
+                raise ValueError('"where" must be an object of KEY: VALUE')
             query = parse_query(
                 request["query"], type=request.get("type"), folder=request.get("folder"),
                 tag=request.get("tag"), graph=bool(request.get("graph", False)), limit=limit,
-                rank=request.get("rank", args.rank),
+                rank=request.get("rank", args.rank), since=request.get("since"), until=request.get("until"),
+                time_field=request.get("time_field", "updated"), min_score=request.get("min_score"),
+                where=where, hints=bool(request.get("hints", False)), mtime_of=_mtime_reader(root),
             )
             hits = search(vault, query, vectors.get() if query.rank == "hybrid" else None)
             payload = search_payload(vault, query, hits)
@@ -246,7 +290,7 @@ def cmd_grep(args: argparse.Namespace) -> int:
     from .retrieve import grep
 
     root = resolve_vault(args.vault)
-    vault, _listing = open_vault(root)
+    vault, _listing = _open(args, root)
     fm = _frontmatter_lines(root, vault.sorted_paths()) if args.frontmatter else None
     payload = _retrieval(
         grep, vault, args.pattern, ignore_case=args.ignore_case, folder=args.folder,
@@ -262,7 +306,7 @@ def cmd_glob(args: argparse.Namespace) -> int:
     from .retrieve import glob
 
     root = resolve_vault(args.vault)
-    vault, _listing = open_vault(root)
+    vault, _listing = _open(args, root)
     payload = _retrieval(glob, vault, args.pattern, args.limit or 0)
     return _emit(args, payload, payload["files"])
 
@@ -272,7 +316,7 @@ def cmd_read(args: argparse.Namespace) -> int:
     from .scan import read_bytes
 
     root = resolve_vault(args.vault)
-    vault, _listing = open_vault(root)
+    vault, _listing = _open(args, root)
     full = None
     if args.level == 2:
         page = _retrieval(find_page, vault, args.page)
@@ -288,7 +332,7 @@ def cmd_related(args: argparse.Namespace) -> int:
     from .retrieve import related_payload
 
     root = resolve_vault(args.vault)
-    vault, _listing = open_vault(root)
+    vault, _listing = _open(args, root)
     payload = _retrieval(related_payload, vault, args.page, args.limit)
     lines = [f"{hit['score']:>6}  [[{hit['title']}]]  ({hit['file']})  {hit['reasons']}" for hit in payload["hits"]]
     return _emit(args, payload, lines)
@@ -298,7 +342,7 @@ def cmd_links(args: argparse.Namespace) -> int:
     from .retrieve import links
 
     root = resolve_vault(args.vault)
-    vault, _listing = open_vault(root)
+    vault, _listing = _open(args, root)
     payload = _retrieval(links, vault, args.page)
     lines = [f"-> {o['file'] or '(unresolved) ' + o['target']}  [{o['kind']} {o['line']}:{o['column']}]"
              for o in payload["outgoing"]]

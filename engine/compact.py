@@ -137,7 +137,7 @@ class Unpacked:
 
     __slots__ = ("_items", "limit")
 
-    def __init__(self, limit: int = 4096) -> None:
+    def __init__(self, limit: int = 1024) -> None:
         self._items: OrderedDict[int, tuple[CompactPage, tuple[Any, ...]]] = OrderedDict()
         self.limit = limit
 

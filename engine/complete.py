@@ -106,7 +106,7 @@ def _alias_matched(hit: Hit) -> str | None:
 def page_choices(vault: Vault, typed: str, limit: int, style: str = "auto") -> list[PageChoice]:
     """Pages ranked for the text typed after ``[[`` (as-you-type), each with its insert text."""
     if typed.strip():
-        hits = search(vault, parse_query(typed, prefix=True, limit=limit))
+        hits = search(vault, parse_query(typed, prefix=True, limit=limit, operators=False))
     else:
         paths = sorted(vault.pages, key=lambda p: (vault.pages[p].title.casefold(), p))[:limit]
         hits = tuple(Hit(vault.pages[p], (), 0, "") for p in paths)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from .model import Page
 from .text import query_terms, tokenize
+from .timeparse import TimeError, parse_bound, parse_time
 
 RANKS = ("default", "hybrid")  # the ranking modes: see README.md, Ranking
 
@@ -30,6 +35,16 @@ class Query:
     limit: int = 10
     prefix: bool = False
     rank: str = "default"
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+    time_field: str = "updated"
+    min_score: float | None = None
+    where: tuple[tuple[str, str], ...] = ()
+    phrases: tuple[tuple[str, ...], ...] = ()
+    excluded: tuple[str, ...] = ()
+    hints: bool = False
+    operators: tuple[tuple[str, str], ...] = ()
+    mtime_of: Callable[[str], float | None] | None = field(default=None, compare=False, hash=False)
 
     @property
     def partial(self) -> str | None:
@@ -37,6 +52,44 @@ class Query:
         if not self.prefix or not self.tokens or self.text[-1:].isspace():
             return None
         return self.tokens[-1]
+
+
+TIME_FIELDS = ("updated", "created")
+_OPERATOR = re.compile(r"^(-?)(type|path|after|before|tag):(.+)$", re.IGNORECASE)
+
+
+def split_operators(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """The free text of a query and its operators, in order.
+
+    Operators: ``"exact phrase"``, ``-term`` (exclude pages that have it), ``#tag``,
+    ``type:concept``, ``path:wiki/ai``, ``tag:ai``, ``after:7d``, ``before:2026-01-01``.
+    Anything that does not parse as an operator stays plain text, never an error.
+    """
+    try:
+        parts = shlex.split(text, posix=True) if '"' in text else text.split()
+    except ValueError:  # an unbalanced quote: all plain text
+        return text, []
+    words: list[str] = []
+    ops: list[tuple[str, str]] = []
+    quoted = re.findall(r'"([^"]+)"', text)
+    for part in parts:
+        if part in quoted:
+            ops.append(("phrase", part))
+            words.append(part)
+            continue
+        m = _OPERATOR.match(part)
+        if m and not m.group(1):
+            ops.append((m.group(2).lower(), m.group(3)))
+            continue
+        if part.startswith("-") and len(part) > 1 and tokenize(part[1:]):
+            ops.append(("exclude", part[1:]))
+            continue
+        if part.startswith("#") and len(part) > 1 and tokenize(part[1:]):
+            ops.append(("tag", part[1:]))
+            words.append(part[1:])
+            continue
+        words.append(part)
+    return " ".join(words), ops
 
 
 def parse_query(
@@ -49,18 +102,71 @@ def parse_query(
     limit: int = 10,
     prefix: bool = False,
     rank: str = "default",
+    since: str | None = None,
+    until: str | None = None,
+    time_field: str = "updated",
+    min_score: float | None = None,
+    where: dict[str, str] | None = None,
+    hints: bool = False,
+    operators: bool = True,
+    now: dt.datetime | None = None,
+    mtime_of: Callable[[str], float | None] | None = None,
 ) -> Query:
-    """Build a Query from free text and filter options (ValueError for a filter that is not text,
-    or a ``rank`` that is not one of RANKS)."""
-    for name, value in (("type", type), ("folder", folder), ("tag", tag)):
+    """Build a Query from free text and options (ValueError, with a message for the person who
+    typed it, for an option that is not of its kind). Operators in the text are parsed unless
+    ``operators`` is False (as-you-type completion keeps the text as typed)."""
+    for name, value in (("type", type), ("folder", folder), ("tag", tag), ("since", since), ("until", until)):
         if value is not None and not isinstance(value, str):
             raise ValueError(f'"{name}" must be a string')
     if rank not in RANKS:
         raise ValueError('"rank" must be ' + " or ".join(f'"{r}"' for r in RANKS))
+    if time_field not in TIME_FIELDS:
+        raise ValueError('"time_field" must be "updated" or "created"')
+    if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))):
+        raise ValueError('"min_score" must be a number')
+    pairs: list[tuple[str, str]] = []
+    for key, value in sorted((where or {}).items()):
+        if not isinstance(key, str) or not key or isinstance(value, (dict, list)):
+            raise ValueError('"where" takes KEY=VALUE pairs with a text value')
+        pairs.append((key, _text(value)))
+    now = now or dt.datetime.now(dt.timezone.utc)
+    words, ops = split_operators(text) if operators else (text, [])
+    phrases: list[tuple[str, ...]] = []
+    excluded: list[str] = []
+    kept: list[tuple[str, str]] = []
+    for op, value in ops:
+        try:
+            if op == "phrase":
+                phrases.append(tuple(tokenize(value)))
+            elif op == "exclude":
+                excluded.extend(tokenize(value))
+            elif op == "tag" and tag is None:
+                tag = value
+            elif op == "type" and type is None:
+                type = value  # noqa: A001
+            elif op == "path" and folder is None:
+                folder = value
+            elif op == "after" and since is None:
+                parse_bound(value, now)
+                since = value
+            elif op == "before" and until is None:
+                parse_bound(value, now)
+                until = value
+            else:
+                continue
+        except TimeError:
+            words = f"{words} {op}:{value}".strip()  # not a time: plain text after all
+            continue
+        kept.append((op, value))
+    try:
+        since_at = parse_bound(since, now) if since else None
+        until_at = parse_bound(until, now) if until else None
+    except TimeError as exc:
+        raise ValueError(str(exc)) from None
     return Query(
         text=text,
-        terms=query_terms(text),
-        tokens=tuple(tokenize(text)),
+        terms=query_terms(words),
+        tokens=tuple(tokenize(words)),
         type=type or None,
         folder=normalize_folder(folder) if folder is not None else None,
         tag=tag.lstrip("#").casefold() if tag else None,
@@ -68,7 +174,23 @@ def parse_query(
         limit=limit,
         prefix=prefix,
         rank=rank,
+        since=since_at,
+        until=until_at,
+        time_field=time_field,
+        min_score=min_score,
+        where=tuple(pairs),
+        phrases=tuple(p for p in phrases if p),
+        excluded=tuple(dict.fromkeys(excluded)),
+        hints=hints,
+        operators=tuple(kept),
+        mtime_of=mtime_of,
     )
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value).strip()
 
 
 def normalize_folder(folder: str) -> str:
@@ -90,8 +212,43 @@ def normalize_folder(folder: str) -> str:
     return "/".join(parts)
 
 
+def page_time(page: Page, query: Query) -> dt.datetime | None:
+    """The page's time for the query's time filter: frontmatter, else the file's mtime."""
+    value = page.updated if query.time_field == "updated" else page.created
+    when = parse_time(value)
+    if when is None and query.mtime_of is not None:
+        mtime = query.mtime_of(page.path)
+        if mtime is not None:
+            when = dt.datetime.fromtimestamp(mtime, dt.timezone.utc)
+    return when
+
+
+def _meta_matches(value: object, want: str) -> bool:
+    if isinstance(value, list):
+        return any(_meta_matches(v, want) for v in value)
+    if value is None or isinstance(value, dict):
+        return False
+    text = _text(value)
+    return text == want or text.casefold() == want.casefold()
+
+
+def _has_sequence(page: Page, seq: tuple[str, ...]) -> bool:
+    pattern = r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, seq)) + r"(?![^\W_])"
+    rx = re.compile(pattern)
+    return any(rx.search(t.casefold()) for t in (page.title, *page.aliases, page.body))
+
+
+def _has_term(page: Page, term: str) -> bool:
+    if term in tokenize(page.title) or any(term in tokenize(a) for a in page.aliases):
+        return True
+    if any(term == t or term in t.split("/") for t in page.tags):
+        return True
+    return _has_sequence(page, (term,))
+
+
 def passes_filters(page: Page, query: Query) -> bool:
-    """Whether a page is a candidate under the query's filters (AND of type, folder, tag)."""
+    """Whether a page is a candidate under the query's filters (all of them must hold): type,
+    folder, tag, time, frontmatter ``where`` pairs, required phrases and excluded terms."""
     if query.type is not None and page.type != query.type:
         return False
     if query.folder is not None and query.folder != "":
@@ -100,5 +257,22 @@ def passes_filters(page: Page, query: Query) -> bool:
     if query.tag is not None:
         want = query.tag
         if not any(t == want or t.startswith(want + "/") for t in page.tags):
+            return False
+    if query.since is not None or query.until is not None:
+        when = page_time(page, query)
+        if when is None:
+            return False
+        if query.since is not None and when < query.since:
+            return False
+        if query.until is not None and when > query.until:
+            return False
+    for key, want in query.where:
+        if not _meta_matches(page.meta.get(key), want):
+            return False
+    for seq in query.phrases:
+        if not _has_sequence(page, seq):
+            return False
+    for term in query.excluded:
+        if _has_term(page, term):
             return False
     return True

@@ -71,12 +71,22 @@ def vault_name(vault: Vault) -> str:
 
 def search_payload(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> dict[str, Any]:
     """The search result object that ``vaultlens search --json`` prints and ``wiki/search`` returns."""
-    return {
+    payload: dict[str, Any] = {
         "command": "search",
         "vault": vault_name(vault),
         "query": query.text,
         "hits": [hit_to_json(vault, h) for h in hits],
     }
+    if query.operators:
+        payload["query_plan"] = {
+            "terms": list(query.terms),
+            "operators": [{"operator": op, "value": value} for op, value in query.operators],
+        }
+    if query.hints:
+        from .hints import hints
+
+        payload["hints"] = hints(vault, query, hits)
+    return payload
 
 
 def dumps(payload: Any) -> str:
@@ -84,9 +94,10 @@ def dumps(payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False, indent=2)
 
 
-def hit_line(hit: Hit) -> str:
-    """One line of the human output: score, [[Title]], (path)."""
-    return f"{_number(hit.score):>6}  [[{hit.page.title}]]  ({hit.page.path})"
+def hit_line(hit: Hit, label: str = "") -> str:
+    """One line of the human output: score, [match label,] [[Title]], (path)."""
+    tag = f"  {label:<6}" if label else ""
+    return f"{_number(hit.score):>6}{tag}  [[{hit.page.title}]]  ({hit.page.path})"
 
 
 def _number(value: int | float) -> str:

@@ -618,3 +618,11 @@ def detect_label_first(vault: Vault) -> bool:
             elif right and not left:
                 only_label += 1
     return only_label > 2 * only_target and only_label >= 3
+
+
+def file_mtime(root: str, rel: str) -> float | None:
+    """A page file's modification time (seconds since the epoch), None when it cannot be read."""
+    try:
+        return os.stat(os.path.join(root, rel)).st_mtime
+    except OSError:
+        return None

@@ -89,8 +89,11 @@ def search(vault: Vault, query: Query, vectors: VectorArm | None = None) -> tupl
     (an ``embed.VectorIndex``) adds the vector arm there and is ignored by the default ranking.
     """
     if query.rank == "hybrid":
-        return hybrid_search(vault, query, vectors)
+        found = hybrid_search(vault, query, vectors)
+        return found if query.min_score is None else tuple(h for h in found if h.score >= query.min_score)
     hits, graph_only = rank(vault, query, query.limit)
+    if query.min_score is not None:  # hits are in score order: the cut keeps a prefix of them
+        hits = [h for h in hits if h.score >= query.min_score]
     return tuple(
         hit if hit.page.path in graph_only else replace(hit, snippet=make_snippet(hit.page, hit.matched))
         for hit in hits

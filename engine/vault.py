@@ -199,6 +199,7 @@ class Vault:
         self.field_lengths = [0, 0, 0, 0, 0]  # sums of PageFields.lengths (BM25 average lengths)
         # Where every link leads, built on first need (``_resolved``) and then kept up to date.
         self._links: dict[str, tuple[Resolution, ...]] | None = None  # path -> per outlink
+        self._targets: dict[str, tuple[str, ...]] = {}  # path -> kind, target, kind, target... resolved
         self._incoming: dict[str, set[str]] = {}  # target path -> pages linking to it
         self._memo: dict[tuple[str, bool, str | None], Resolution] = {}  # resolve() answers
 
@@ -270,7 +271,8 @@ class Vault:
 
     # What a snapshot leaves out: the pages and fields travel apart, the rest is not index.
     _NOT_INDEX = frozenset(
-        ("root", "label_first", "pages", "fields", "vocabulary", "generation", "_links", "_incoming", "_memo")
+        ("root", "label_first", "pages", "fields", "vocabulary", "generation", "_links", "_targets", "_incoming",
+         "_memo")
     )
 
     @classmethod
@@ -278,8 +280,9 @@ class Vault:
         """The attributes a snapshot holds: every index of a vault (sorted)."""
         return tuple(sorted(set(vars(cls())) - cls._NOT_INDEX))
 
-    def snapshot(self) -> dict[str, Any]:
-        """Every index as plain data (for ``from_snapshot``; ``marshal`` can write it)."""
+    def snapshot(self, *, links: bool = True) -> dict[str, Any]:
+        """Every index as plain data (for ``from_snapshot``; ``marshal`` can write it). With
+        ``links``, where every link resolves too (resolving all of them first if need be)."""
         out: dict[str, Any] = {}
         for name in self.index_names():
             value = getattr(self, name)
@@ -288,7 +291,33 @@ class Vault:
                 out[name] = ("paths", value._base)
             else:
                 out[name] = ("value", value)
+        out[_LINKS] = ("links", self._links_state() if links else None)
         return out
+
+    def _links_state(self) -> tuple[Any, ...]:
+        resolved = self._resolved()
+        table: list[tuple[Any, ...]] = []
+        ids: dict[int, int] = {}
+
+        def number(r: Resolution) -> int:
+            n = ids.get(id(r))
+            if n is None:
+                n = ids[id(r)] = len(table)
+                table.append((r.path, r.via, r.candidates, r.attachment))
+            return n
+
+        per_page = {path: tuple(map(number, found)) for path, found in resolved.items()}
+        memo = [(key, number(r)) for key, r in self._memo.items()]
+        incoming = {target: tuple(sources) for target, sources in self._incoming.items()}
+        return table, per_page, memo, self._targets, incoming
+
+    def _restore_links(self, state: tuple[Any, ...]) -> None:
+        table, per_page, memo, targets, incoming = state
+        made = [Resolution(*r) for r in table]
+        self._links = {path: tuple(made[n] for n in found) for path, found in per_page.items()}
+        self._memo = {tuple(key): made[n] for key, n in memo}
+        self._targets = targets
+        self._incoming = {target: set(sources) for target, sources in incoming.items()}
 
     @classmethod
     def from_snapshot(
@@ -301,11 +330,15 @@ class Vault:
     ) -> Vault:
         """The vault of ``pairs`` with its indexes taken from ``snapshot`` (a ``snapshot()`` of a
         vault holding exactly those pages); ValueError when it does not fit this Vault."""
-        if tuple(sorted(snapshot)) != cls.index_names():
+        if tuple(sorted(set(snapshot) - {_LINKS})) != cls.index_names():
             raise ValueError("index snapshot of another vault layout")
         vault = cls(root, label_first=label_first)
         for name, (kind, value) in snapshot.items():
-            setattr(vault, name, PathIndex(value) if kind == "paths" else value)
+            if kind == "links":
+                if value is not None:
+                    vault._restore_links(value)
+            else:
+                setattr(vault, name, PathIndex(value) if kind == "paths" else value)
         for page, fields in pairs:
             vault.pages[page.path] = page
             vault.fields[page.path] = fields
@@ -489,8 +522,9 @@ class Vault:
     def outlink_targets(self, path: str) -> list[tuple[str, str]]:
         """``(kind, target path)`` of the page's links and edges that resolve to a page, in
         ``outlinks`` order, without unpacking the page's links."""
-        kinds = link_kinds(self.pages[path]) if path in self.pages else ()
-        return [(kind, r.path) for (kind, _t), r in zip(kinds, self.resolved_links(path)) if r.path is not None]
+        self._resolved()
+        flat = self._targets.get(path, ())
+        return list(zip(flat[::2], flat[1::2]))
 
     def linking_pages(self, path: str) -> set[str]:
         """The pages with at least one link or edge that names ``path`` and resolves to it (itself
@@ -520,6 +554,7 @@ class Vault:
     def _resolved(self) -> dict[str, tuple[Resolution, ...]]:
         if self._links is None:
             self._links = {}
+            self._targets = {}
             self._incoming = {}
             for path in self.pages:
                 self._link_page(path)
@@ -541,8 +576,11 @@ class Vault:
         old = links.pop(path, ())
         page = self.pages.get(path)
         new = tuple(self._resolve_memo(t, path, kind) for kind, t in link_kinds(page)) if page is not None else ()
+        self._targets.pop(path, None)
         if page is not None:
             links[path] = new
+            kinds = link_kinds(page)
+            self._targets[path] = tuple(x for (kind, _t), r in zip(kinds, new) if r.path is not None for x in (kind, r.path))
         # ``[[#Heading]]`` resolves to its own page ("self") but names no page: not a backlink.
         before = {r.path for r in old if r.path is not None and r.via != "self"}
         after = {r.path for r in new if r.path is not None and r.via != "self"}
@@ -593,6 +631,8 @@ class Vault:
             i += 1
         return out
 
+
+_LINKS = "(links)"  # the snapshot entry of the resolved-link index
 
 INDEX_NAMES = (
     "postings", "name_postings", "_path_holders", "by_stem", "by_title", "by_alias", "linkers", "tag_pages"

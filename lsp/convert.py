@@ -83,11 +83,36 @@ def search_args_from_params(params: Any) -> dict[str, Any]:
     if rank not in RANKS:
         raise JsonRpcInvalidParams('"rank" must be ' + " or ".join(f'"{r}"' for r in RANKS))
     out["rank"] = rank
+    for key, name in (("since", "since"), ("until", "until")):
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise JsonRpcInvalidParams(f'"{key}" must be a string (30m, 2h, 7d, 4w or an ISO date/time)')
+        out[name] = value
+    time_field = data.get("timeField", "updated")
+    if time_field not in ("updated", "created"):
+        raise JsonRpcInvalidParams('"timeField" must be "updated" or "created"')
+    out["time_field"] = time_field
+    min_score = data.get("minScore")
+    if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))):
+        raise JsonRpcInvalidParams('"minScore" must be a number')
+    out["min_score"] = min_score
+    where = data.get("filter")
+    if where is not None and not isinstance(where, dict):
+        if hasattr(where, "_asdict"):
+            where = dict(where._asdict())
+        else:
+            raise JsonRpcInvalidParams('"filter" must be an object of frontmatter KEY: VALUE')
+    out["where"] = where
+    hints = data.get("hints", False)
+    if not isinstance(hints, bool):
+        raise JsonRpcInvalidParams('"hints" must be true or false')
+    out["hints"] = hints
     uri = data.get("uri")
     if uri is not None and not isinstance(uri, str):
         raise JsonRpcInvalidParams('"uri" must be a string')
     out["uri"] = uri  # popped by the handler to pick the vault; not a parse_query argument
-    unknown = sorted(set(data) - {"query", "type", "folder", "tag", "graph", "limit", "rank", "uri"})
+    unknown = sorted(set(data) - {"query", "type", "folder", "tag", "graph", "limit", "rank", "uri", "since",
+                                  "until", "timeField", "minScore", "filter", "hints"})
     if unknown:
         raise JsonRpcInvalidParams("unknown parameter(s): " + ", ".join(unknown))
     return out

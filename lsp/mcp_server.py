@@ -101,6 +101,8 @@ class SearchResult(TypedDict):
     vault: str
     query: str
     hits: list[SearchHit]
+    query_plan: NotRequired[dict[str, Any]]
+    hints: NotRequired[dict[str, Any]]
 
 
 class GrepMatch(TypedDict):
@@ -334,18 +336,25 @@ def search_result(
     limit: int = 10,
     prefix: bool = False,
     rank: str = "default",
+    since: str | None = None,
+    until: str | None = None,
+    time_field: str = "updated",
+    min_score: float | None = None,
+    where: dict[str, str] | None = None,
+    hints: bool = False,
     vectors: Callable[[Vault], Any] | None = None,
 ) -> dict[str, Any]:
     """As ``vaultlens search --json``: parse_query, search, search_payload.
 
     ``vectors(vault)`` gives the vector arm for ``rank="hybrid"`` (None runs its lexical arms only).
     """
-    # HINTS: the one place the MCP server will switch agent hints on. When engine.query.parse_query
-    # (or engine.render.search_payload) takes `hints` (issue 6, engine/hints.py), add
-    # `hints: bool = True` to the `search` tool below and pass it on here; the e2e test then
-    # compares with `vaultlens search --hints --json`.
+    from engine.scan import file_mtime
+
+    root = vault.root or ""
     query = parse_query(
-        text, type=type, folder=folder, tag=tag, graph=graph, limit=limit, prefix=prefix, rank=rank
+        text, type=type, folder=folder, tag=tag, graph=graph, limit=limit, prefix=prefix, rank=rank,
+        since=since, until=until, time_field=time_field, min_score=min_score, where=where, hints=hints,
+        mtime_of=lambda rel: file_mtime(root, rel),
     )
     arm = vectors(vault) if vectors is not None and query.rank == "hybrid" else None
     return search_payload(vault, query, search(vault, query, arm))
@@ -555,6 +564,27 @@ def build_server(
                 "try it when default finds little for a paraphrased question."
             ),
         ] = "default",
+        since: Annotated[
+            str | None,
+            Field(description="Only pages updated at or after this: a relative span (30m, 2h, 7d, 4w) or an ISO date/time (no zone = UTC)."),
+        ] = None,
+        until: Annotated[
+            str | None,
+            Field(description="Only pages updated at or before this (same forms as `since`)."),
+        ] = None,
+        time_field: Annotated[
+            Literal["updated", "created"],
+            Field(description="Which page time `since`/`until` read: frontmatter updated or created (else the file's modification time)."),
+        ] = "updated",
+        min_score: Annotated[float | None, Field(description="Only hits scoring at least this.")] = None,
+        where: Annotated[
+            dict[str, str] | None,
+            Field(description="Frontmatter equality filters, all must hold: {key: value}; a list field matches when it holds the value."),
+        ] = None,
+        hints: Annotated[
+            bool,
+            Field(description="Add `hints` for an agent loop: sufficient, max_score, next_action (synthesize | refine | expand | broaden), suggested_queries, related_ids, gap_keywords."),
+        ] = True,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Rank the vault's pages for a query, best first, with every point of every score explained.
 
@@ -575,6 +605,12 @@ def build_server(
             limit=limit,
             prefix=prefix,
             rank=rank,
+            since=since,
+            until=until,
+            time_field=time_field,
+            min_score=min_score,
+            where=where,
+            hints=hints,
             vectors=live.vector_arm,
         )
 

@@ -44,6 +44,8 @@ class Settings:
     unresolved_severity: str = "warning"  # or "error", "information", "hint", "off"
     code_lens_enabled: bool = True
     new_page_folder: str | None = None  # None: the .obsidian/app.json new-note folder
+    cache_enabled: bool = True  # the persistent index of parsed pages (engine/cache.py)
+    cache_location: str = "user"  # "user" (user cache folder), "vault" (<vault>/.vaultlens/) or a folder
 
     @property
     def create_folder(self) -> str:
@@ -78,6 +80,11 @@ _ALIASES = {
     "codelens_enabled": "code_lens_enabled",
     "new_page_folder": "new_page_folder",
     "create_page_folder": "new_page_folder",
+    "cache_enabled": "cache_enabled",
+    "cache": "cache_enabled",
+    "cache_location": "cache_location",
+    "cache_dir": "cache_location",
+    "cache_folder": "cache_location",
 }
 
 
@@ -123,10 +130,14 @@ def _coerce(name: str, value: Any) -> Any:
         if value not in DIAGNOSTIC_SCOPES:
             raise ValueError("one of " + ", ".join(DIAGNOSTIC_SCOPES))
         return value
-    if name in ("hover_related", "diagnostics_enabled", "code_lens_enabled"):
+    if name in ("hover_related", "diagnostics_enabled", "code_lens_enabled", "cache_enabled"):
         if not isinstance(value, bool):
             raise ValueError("true or false")
         return value
+    if name == "cache_location":
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError('"user", "vault" or a folder path')
+        return value.strip()
     if not isinstance(value, str):
         raise ValueError("a folder path")
     return value.strip("/")

@@ -200,7 +200,7 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
             loop.call_soon_threadsafe(report, done, total)
 
         cache = CacheOptions.from_env(
-            getattr(settings, "cache_enabled", True), getattr(settings, "cache_location", "vault")
+            getattr(settings, "cache_enabled", True), getattr(settings, "cache_location", "user")
         )
         loaded = await asyncio.to_thread(
             load_vault, state.root, exclude=settings.exclude, link_order=settings.link_order, cache=cache,

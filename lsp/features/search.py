@@ -9,6 +9,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from engine.query import parse_query
 from engine.render import search_payload
+from engine.scan import file_mtime
 from engine.search import search
 
 from ..convert import search_args_from_params
@@ -44,5 +45,9 @@ def register(server: VaultServer) -> None:
     async def wiki_search(ls: VaultServer, params: Any) -> dict[str, Any]:
         args = search_args_from_params(params)
         state = await vault_for_request(ls, args.pop("uri", None))
-        query = parse_query(args.pop("text"), **args)
+        root = state.root
+        try:
+            query = parse_query(args.pop("text"), **args, mtime_of=lambda rel: file_mtime(root, rel))
+        except ValueError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
         return search_payload(state.vault, query, search(state.vault, query))

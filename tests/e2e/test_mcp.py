@@ -120,16 +120,19 @@ def error_text(result: CallToolResult) -> str:
 
 # (tool, arguments, the same request on the command line)
 CASES: list[tuple[str, dict[str, Any], list[str]]] = [
-    ("search", {"query": "graph rag"}, ["search", "graph rag"]),
+    # hints are on by default for agents: the same as `vaultlens search --hints`
+    ("search", {"query": "graph rag"}, ["search", "graph rag", "--hints"]),
     (
         "search",
-        {"query": "compost soil", "folder": "garden", "limit": 3},
+        {"query": "compost soil", "folder": "garden", "limit": 3, "hints": False},
         ["search", "compost soil", "--folder", "garden", "--limit", "3"],
     ),
     (
         "search",
-        {"query": "retrieval", "tag": "ai", "graph": True},
-        ["search", "retrieval", "--tag", "ai", "--graph"],
+        {"query": "retrieval -chunking", "tag": "ai", "graph": True, "since": "2020-01-01",
+         "where": {"type": "concept"}, "min_score": 5},
+        ["search", "retrieval -chunking", "--tag", "ai", "--graph", "--since", "2020-01-01",
+         "--where", "type=concept", "--min-score", "5", "--hints"],
     ),
     ("read", {"page": "Graph RAG", "level": 0}, ["read", "Graph RAG", "--level", "0"]),
     ("read", {"page": "[[RAG]]"}, ["read", "[[RAG]]"]),
@@ -171,7 +174,7 @@ async def test_tools_have_schemas_and_answer_as_the_cli_does(client: Client, sha
     )
     assert search["properties"]["graph"]["type"] == "boolean"
     assert search["properties"]["rank"]["enum"] == list(RANKS)
-    options = set(inspect.signature(parse_query).parameters) - {"text"}
+    options = set(inspect.signature(parse_query).parameters) - {"text", "now", "mtime_of", "operators"}
     missing = options - set(search["properties"])
     assert not missing, (
         f"parse_query options the MCP `search` tool does not offer: {sorted(missing)} (lsp/mcp_server.py)"
@@ -288,7 +291,7 @@ async def test_the_watcher_keeps_answers_current(vault: Path):
         assert await settle(client, "quokka", ["zoo/Quokka Field Notes.md"]) == [
             "zoo/Quokka Field Notes.md"
         ]
-        want, _ = await cli_json(vault, "search", "quokka")
+        want, _ = await cli_json(vault, "search", "quokka", "--hints")
         assert payload(await client.call_tool("search", {"query": "quokka"})) == want
 
         (vault / "zoo").rename(vault / "zoology")  # a folder move names only the folder

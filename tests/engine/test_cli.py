@@ -81,9 +81,15 @@ def test_text_output_is_one_line_per_hit(vault):
     lines = done.stdout.decode("utf-8").splitlines()
     assert len(lines) == len(as_json["hits"])
     for line, hit in zip(lines, as_json["hits"]):
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)  \[\[(.+)\]\]  \((.+)\)", line)
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)  (strong|good  |weak  )  \[\[(.+)\]\]  \((.+)\)", line)
         assert m, line
-        assert (float(m.group(1)), m.group(2), m.group(3)) == (hit["score"], hit["title"], hit["file"])
+        assert (float(m.group(1)), m.group(3), m.group(4)) == (hit["score"], hit["title"], hit["file"])
+    # the relative match label: the top hit is always strong, the rest by their share of its score
+    top = as_json["hits"][0]["score"]
+    for line, hit in zip(lines, as_json["hits"]):
+        ratio = hit["score"] / top
+        want = "strong" if ratio >= 0.75 else "good" if ratio >= 0.4 else "weak"
+        assert f"  {want}" in line
 
 
 def test_filters_limit_and_graph_flags(vault):

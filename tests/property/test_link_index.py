@@ -1,0 +1,50 @@
+"""The vault's resolved-link index stays equal to resolving every link afresh, whatever changes.
+
+``Vault`` resolves every link once (memoised by what an answer depends on) and then keeps the
+answers current page by page; these sequences build the index first, then add, replace, rename
+and remove pages, and compare after every step with ``Vault.resolve`` and a brute-force scan.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from test_properties import ops
+from vaultkit import brute_backlinks, build_vault, vault_state
+
+from engine.page import parse_page
+from engine.vault import Vault
+
+
+def check_links(vault: Vault) -> None:
+    for path, page in vault.pages.items():
+        links = (*page.edges, *page.links)
+        assert vault.resolved_links(path) == tuple(vault.resolve_link(link, path) for link in links)
+        assert vault.backlinks(path) == [
+            (s, link) for s, link in brute_backlinks(vault, path) if vault.resolve_link(link, s).via != "self"
+        ]
+        assert vault.linking_pages(path) == {s for s, _ in vault.backlinks(path)}
+        expected = [(link.kind, r.path) for link, r in vault.outlinks(path) if r.path is not None]
+        assert vault.outlink_targets(path) == expected
+
+
+@settings(max_examples=80)
+@given(ops)
+def test_the_link_index_follows_every_change(sequence):
+    vault = Vault("vault")
+    vault.resolved_links("nothing yet")  # build it now, so every step below updates it
+    files: dict[str, str] = {}
+    for op, path, text in sequence:
+        if op == "upsert":
+            vault.upsert(parse_page(path, text))
+            files[path] = text
+        else:
+            vault.remove(path)
+            files.pop(path, None)
+        check_links(vault)
+    assert vault_state(vault) == vault_state(build_vault(files))
+
+
+def test_a_heading_link_to_its_own_page_is_not_a_backlink():
+    vault = build_vault({"A.md": "[[#Top]] and [[A]]\n# Top\n"})
+    assert [r.via for r in vault.resolved_links("A.md")] == ["self", "stem"]
+    assert [s for s, _ in vault.backlinks("A.md")] == ["A.md"]  # only [[A]]
