@@ -25,5 +25,10 @@ test: $(STAMP)
 eval: $(STAMP)
 	$(BIN)/python ../shared/eval/run_eval.py --stdio '$(BIN)/vaultlens jsonl --vault {vault} --limit {limit}'
 
+## Performance figures at 1,000 and 10,000 pages (needs ../shared/bench); BENCH_ARGS adds options,
+## e.g. make bench BENCH_ARGS='--vs "node …/vscode-markdown-language-server --stdio" --runs 3'.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
+
 clean:
 	rm -rf $(VENV)

@@ -90,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--time-field", choices=("updated", "created"), default="updated", help="which time --since/--until read (default updated)")
     s.add_argument("--min-score", type=float, metavar="N", help="only hits scoring at least N")
     s.add_argument("--where", metavar="KEY=VALUE", action="append", default=[], help="frontmatter KEY equals VALUE (or a list holding it); repeatable, all must hold")
+    s.add_argument("--context", metavar="PAGE", help="the page you are on (path, title, alias or [[link]]): hits one link away from it get a context-edge point")
     s.add_argument("--hints", action="store_true", help="add agent hints: sufficient, next_action, suggested_queries, …")
 
     j = sub.add_parser("jsonl", help="answer JSON-lines search requests on stdin, one result object per line")
@@ -187,7 +188,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         query = parse_query(
             args.query, type=args.type, folder=args.folder, tag=args.tag, graph=args.graph, limit=args.limit,
             rank=args.rank, since=args.since, until=args.until, time_field=args.time_field,
-            min_score=args.min_score, where=where, hints=args.hints, mtime_of=_mtime_reader(root),
+            min_score=args.min_score, where=where, hints=args.hints, context=args.context,
+            mtime_of=_mtime_reader(root),
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -240,7 +242,8 @@ def cmd_jsonl(args: argparse.Namespace) -> int:
                 tag=request.get("tag"), graph=bool(request.get("graph", False)), limit=limit,
                 rank=request.get("rank", args.rank), since=request.get("since"), until=request.get("until"),
                 time_field=request.get("time_field", "updated"), min_score=request.get("min_score"),
-                where=where, hints=bool(request.get("hints", False)), mtime_of=_mtime_reader(root),
+                where=where, hints=bool(request.get("hints", False)), context=request.get("context"),
+                mtime_of=_mtime_reader(root),
             )
             hits = search(vault, query, vectors.get() if query.rank == "hybrid" else None)
             payload = search_payload(vault, query, hits)

@@ -44,6 +44,7 @@ class Query:
     excluded: tuple[str, ...] = ()
     hints: bool = False
     operators: tuple[tuple[str, str], ...] = ()
+    context: str | None = None
     mtime_of: Callable[[str], float | None] | None = field(default=None, compare=False, hash=False)
 
     @property
@@ -109,13 +110,15 @@ def parse_query(
     where: dict[str, str] | None = None,
     hints: bool = False,
     operators: bool = True,
+    context: str | None = None,
     now: dt.datetime | None = None,
     mtime_of: Callable[[str], float | None] | None = None,
 ) -> Query:
     """Build a Query from free text and options (ValueError, with a message for the person who
     typed it, for an option that is not of its kind). Operators in the text are parsed unless
     ``operators`` is False (as-you-type completion keeps the text as typed)."""
-    for name, value in (("type", type), ("folder", folder), ("tag", tag), ("since", since), ("until", until)):
+    for name, value in (("type", type), ("folder", folder), ("tag", tag), ("since", since), ("until", until),
+                        ("context", context)):
         if value is not None and not isinstance(value, str):
             raise ValueError(f'"{name}" must be a string')
     if rank not in RANKS:
@@ -183,6 +186,7 @@ def parse_query(
         excluded=tuple(dict.fromkeys(excluded)),
         hints=hints,
         operators=tuple(kept),
+        context=context.strip() if context and context.strip() else None,
         mtime_of=mtime_of,
     )
 
@@ -276,3 +280,18 @@ def passes_filters(page: Page, query: Query) -> bool:
         if _has_term(page, term):
             return False
     return True
+
+
+def context_page(vault, query: Query) -> str | None:
+    """The vault path of the query's context page (a path, title, alias or [[link]]), if any."""
+    name = query.context
+    if not name:
+        return None
+    m = re.fullmatch(r"!?\[\[(.*?)(?:\|.*)?\]\]", name)
+    if m:
+        name = m.group(1).split("#", 1)[0].strip()
+    if name in vault.pages:
+        return name
+    if name + ".md" in vault.pages:
+        return name + ".md"
+    return vault.resolve(name).path

@@ -77,11 +77,16 @@ def search_payload(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> dict[st
         "query": query.text,
         "hits": [hit_to_json(vault, h) for h in hits],
     }
-    if query.operators:
-        payload["query_plan"] = {
-            "terms": list(query.terms),
-            "operators": [{"operator": op, "value": value} for op, value in query.operators],
-        }
+    if query.operators or query.context:
+        from .query import context_page
+
+        plan: dict[str, Any] = {"terms": list(query.terms)}
+        if query.operators:
+            plan["operators"] = [{"operator": op, "value": value} for op, value in query.operators]
+        if query.context:
+            plan["context"] = context_page(vault, query)
+            plan["expanded_queries"] = expanded_queries(vault, query)
+        payload["query_plan"] = plan
     if query.hints:
         from .hints import hints
 
@@ -181,3 +186,16 @@ def tag_hover(vault: Vault, tag: str, limit: int = 8) -> str:
         if len(ranked) > limit:
             out.append(f"- … {len(ranked) - limit} more")
     return "\n".join(out)
+
+
+def expanded_queries(vault: Vault, query: Query, most: int = 5) -> list[str]:
+    """The query with one term swapped for a synonym from ``_vocabulary.md``: what synonym-term
+    also looked for (at most ``most``, in term order then synonym order)."""
+    out: list[str] = []
+    for term in query.terms:
+        for synonym in vault.vocabulary.synonyms(term):
+            words = [" ".join(synonym) if t == term else t for t in query.terms]
+            out.append(" ".join(words))
+            if len(out) >= most:
+                return out
+    return out

@@ -492,7 +492,8 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
             valid = now is not None and now[0] == size
             if valid and (now[1] != mtime_ns or mtime_ns >= stored.scan_ns - RACY_NS):  # type: ignore[union-attr]
                 valid = _same_content(root, path, digest)
-                changed = True  # store the new stat, or a scan time that makes it trusted
+                # Store the new stat, or a scan time after which this entry is trusted by stat.
+                changed = changed or now[1] != mtime_ns or now[1] < scan_ns - RACY_NS
             if not valid:
                 stale.append(path)
                 continue
@@ -527,9 +528,10 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
             log.info("vaultlens index not used: %s", exc)
             vault = None
             done = 0
+            changed = True  # whatever happens next, the file is to be replaced
             if writer is not None:
                 writer.abort()
-                writer = CacheWriter.create(candidates) if candidates else None
+            writer = CacheWriter.create(candidates) if candidates else None
     if vault is not None:
         for records_blob, _part, manifest, n in parse_groups(root, to_parse, stats, label_first, workers):
             for page, fields in decode(records_blob)[0]:
@@ -540,9 +542,12 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
         from_cache = len(seen)
         parsed = len(to_parse)
     else:
-        # Cold (or mostly changed): parse everything not reusable and build the indexes in bulk,
-        # each group merged as it arrives and then dropped.
+        # Cold (or mostly changed, or a stored file without a usable snapshot): parse everything
+        # not reusable and build the indexes in bulk, each group merged as it arrives and dropped.
         counts = {"from_cache": 0, "parsed": 0}
+        if writer is None and candidates and stored is not None:
+            changed = True  # the stored file could not be used as it is: replace it
+            writer = CacheWriter.create(candidates)
 
         def groups() -> Iterator[tuple[Pairs, dict[str, Any]]]:
             reused: set[str] = set()

@@ -13,7 +13,7 @@ from dataclasses import replace
 from .graph import walk_typed_edges
 from .hybrid import VectorArm, hybrid_search
 from .model import Hit
-from .query import Query, passes_filters
+from .query import Query, context_page, passes_filters
 from .scoring import candidates, link_prior, make_plan, page_components, to_matches
 from .snippet import make_snippet
 from .vault import Vault
@@ -51,6 +51,16 @@ def rank(vault: Vault, query: Query, limit: int = 0) -> tuple[list[Hit], set[str
         found = page_components(page, fields[path], query, vault, plan)
         if found:
             scored[path] = found
+
+    # context-edge: the pages one link away, either way, from the page the user is on
+    context = context_page(vault, query)
+    if context is not None and scored:
+        near = {r.path for _link, r in vault.outlinks(context) if r.path}
+        near.update(source for source, _link in vault.backlinks(context))
+        near.discard(context)
+        title = pages[context].title
+        for path in near & scored.keys():
+            scored[path].append(("context-edge", "", 1, POINTS["context-edge"], "", title))
 
     # link-prior (at most POINTS["link-prior"]) depends on the page alone and costs a look at its
     # linkers: add it to every page that could reach the first ``limit`` with it, which gives the

@@ -19,6 +19,7 @@ POINTS = MappingProxyType(
         "synonym-term": 2,  # title/alias; SYNONYM_MINOR in tag/body; once per (term, field)
         "stem-term": 1,  # per (term, field) matched only through the Porter stem
         "graph-edge": 2,  # hop 1; GRAPH_HOP2 at hop 2 (only with --graph)
+        "context-edge": 1,  # with --context PAGE: a hit one link away (either way) from that page
         "prefix-term": 3,  # as-you-type: the last term is a prefix of a title/alias token
         "prefix-phrase": 8,  # as-you-type: the title (or an alias) starts with the text typed so far
         "title-exact": 24,  # once: EXACT_BASE + this per query term; the query is the title/alias/file name

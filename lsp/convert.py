@@ -103,6 +103,13 @@ def search_args_from_params(params: Any) -> dict[str, Any]:
         else:
             raise JsonRpcInvalidParams('"filter" must be an object of frontmatter KEY: VALUE')
     out["where"] = where
+    context = data.get("context")
+    if context is not None and not isinstance(context, str):
+        raise JsonRpcInvalidParams('"context" must be a page (path, title, alias, [[link]]) or a document URI')
+    if isinstance(context, str) and context.startswith("file:"):
+        out["context_uri"] = context  # the handler turns a document URI into its vault path
+        context = None
+    out["context"] = context
     hints = data.get("hints", False)
     if not isinstance(hints, bool):
         raise JsonRpcInvalidParams('"hints" must be true or false')
@@ -112,7 +119,7 @@ def search_args_from_params(params: Any) -> dict[str, Any]:
         raise JsonRpcInvalidParams('"uri" must be a string')
     out["uri"] = uri  # popped by the handler to pick the vault; not a parse_query argument
     unknown = sorted(set(data) - {"query", "type", "folder", "tag", "graph", "limit", "rank", "uri", "since",
-                                  "until", "timeField", "minScore", "filter", "hints"})
+                                  "until", "timeField", "minScore", "filter", "hints", "context"})
     if unknown:
         raise JsonRpcInvalidParams("unknown parameter(s): " + ", ".join(unknown))
     return out

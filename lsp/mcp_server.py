@@ -342,6 +342,7 @@ def search_result(
     min_score: float | None = None,
     where: dict[str, str] | None = None,
     hints: bool = False,
+    context: str | None = None,
     vectors: Callable[[Vault], Any] | None = None,
 ) -> dict[str, Any]:
     """As ``vaultlens search --json``: parse_query, search, search_payload.
@@ -354,6 +355,7 @@ def search_result(
     query = parse_query(
         text, type=type, folder=folder, tag=tag, graph=graph, limit=limit, prefix=prefix, rank=rank,
         since=since, until=until, time_field=time_field, min_score=min_score, where=where, hints=hints,
+        context=context,
         mtime_of=lambda rel: file_mtime(root, rel),
     )
     arm = vectors(vault) if vectors is not None and query.rank == "hybrid" else None
@@ -585,6 +587,10 @@ def build_server(
             bool,
             Field(description="Add `hints` for an agent loop: sufficient, max_score, next_action (synthesize | refine | expand | broaden), suggested_queries, related_ids, gap_keywords."),
         ] = True,
+        context: Annotated[
+            str | None,
+            Field(description="The page the agent is working on (path, title, alias or [[link]]): hits one link away from it get a context-edge point, and the result's query_plan names it."),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Rank the vault's pages for a query, best first, with every point of every score explained.
 
@@ -611,6 +617,7 @@ def build_server(
             min_score=min_score,
             where=where,
             hints=hints,
+            context=context,
             vectors=live.vector_arm,
         )
 

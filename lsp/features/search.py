@@ -46,6 +46,10 @@ def register(server: VaultServer) -> None:
         args = search_args_from_params(params)
         state = await vault_for_request(ls, args.pop("uri", None))
         root = state.root
+        context_uri = args.pop("context_uri", None)
+        if context_uri is not None:
+            found = ls.state_for_uri(context_uri)
+            args["context"] = found[1] if found and found[0] is state else None
         try:
             query = parse_query(args.pop("text"), **args, mtime_of=lambda rel: file_mtime(root, rel))
         except ValueError as exc:

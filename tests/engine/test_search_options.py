@@ -132,3 +132,16 @@ def test_hints_rules(vault):
 def test_match_labels():
     assert [match_label(s, 10) for s in (10, 7.5, 7.4, 4, 3.9, 0)] == [
         "strong", "strong", "good", "good", "weak", "weak"]
+
+
+def test_context_boosts_pages_one_link_away(vault):
+    plain = {h.page.path: h.score for h in search(vault, parse_query("notes gamma", limit=10, now=NOW))}
+    query = parse_query("notes gamma", limit=10, now=NOW, context="Beta Notes")
+    hits = search(vault, query)
+    boosted = {h.page.path for h in hits if any(m.channel == "context-edge" for m in h.matched)}
+    assert boosted == {"b/Gamma.md"}  # Beta Notes links to Gamma; Beta itself is not its own context
+    for h in hits:
+        assert h.score == plain[h.page.path] + (1 if h.page.path in boosted else 0)
+        assert h.score == sum(m.points for m in h.matched)
+    plan = search_payload(vault, query, hits)["query_plan"]
+    assert plan["context"] == "a/Beta Notes.md" and plan["expanded_queries"] == []

@@ -1,0 +1,36 @@
+"""``benchmarks/run.py --smoke`` runs end to end: a 200-page vault, cold and warm sessions, the CLI.
+
+Catches breakage of the benchmark (and of a start-up path it exercises: the persistent index
+written by one server and read by the next). No figure is asserted: timings belong to
+``make bench``, not to the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BENCH = REPO.parent / "shared" / "bench" / "lsp_bench.py"
+
+
+@pytest.mark.skipif(not BENCH.exists(), reason="needs ../shared/bench/lsp_bench.py")
+def test_the_benchmark_smoke_run_completes(tmp_path):
+    out = tmp_path / "figures.json"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--smoke", "--work", str(tmp_path / "work"),
+         "--json", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ready, warm (persistent index)" in done.stdout
+    figures = json.loads(out.read_text())["figures"]["200"]["vaultlens"]
+    for key in ("ready_cold", "ready_warm", "symbol_p95", "completion_p95", "hover_p95", "search_p95",
+                "edit_p50", "peak_rss_mb", "cli_ms"):
+        assert figures[key] is not None, key
+    assert "  ! " not in done.stderr, done.stderr  # no harness errors
+    assert not list((tmp_path / "work" / "vault200").glob(".vaultlens"))  # the index went to --work

@@ -1,0 +1,234 @@
+"""The persistent index and the compact page records: a warm load equals a cold one, always.
+
+Every test works on a copy of a vault in tmp_path with the index in tmp_path too (the
+session-wide VAULTLENS_CACHE_DIR of tests/conftest.py is overridden per test).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import marshal
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from vaultkit import vault_state, write_vault
+
+from engine import scan
+from engine.cache import CACHE_DIRNAME, CACHE_FILE, CacheOptions, cache_paths, open_cache
+from engine.compact import CompactPage, Unpacked, decode_fields, decode_page, encode_fields, encode_page
+from engine.fields import page_fields
+from engine.model import Page
+from engine.scan import list_pages, load_pages, load_vault, open_vault
+from engine.vault import PathIndex
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples" / "vault"
+
+
+@pytest.fixture
+def vault(tmp_path) -> Path:
+    root = tmp_path / "vault"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(CACHE_DIRNAME))
+    old = time.time() - 3600  # older than the racy window
+    for page in root.rglob("*.md"):
+        os.utime(page, (old, old))
+    return root
+
+
+@pytest.fixture
+def options(tmp_path) -> CacheOptions:
+    return CacheOptions(True, str(tmp_path / "index"))
+
+
+def fresh(root: Path):
+    return open_vault(str(root), cache=CacheOptions(enabled=False))[0]
+
+
+def load(root: Path, options: CacheOptions, **kw):
+    loaded = load_vault(str(root), cache=options, **kw)
+    loaded.commit()
+    return loaded
+
+
+# --- records ----------------------------------------------------------------------------------
+
+
+def test_a_decoded_record_is_the_page_it_was_encoded_from():
+    pages = load_pages(str(EXAMPLES), list_pages(str(EXAMPLES)).paths)
+    unpacked = Unpacked(limit=2)  # smaller than the vault: pages are unpacked again and again
+    compact = [decode_page(marshal.loads(marshal.dumps(encode_page(p))), unpacked) for p in pages]
+    for _ in range(2):
+        for page, c in zip(pages, compact):
+            assert isinstance(c, CompactPage)
+            assert c == page and page == c and hash(c) == hash(page)
+            assert c.meta == page.meta and c.links == page.links and c.headings == page.headings
+            assert type(pickle.loads(pickle.dumps(c))) is Page and pickle.loads(pickle.dumps(c)) == page
+            assert dataclasses.replace(c, title="x") == dataclasses.replace(page, title="x")
+    for page in pages:
+        fields = page_fields(page)
+        assert decode_fields(marshal.loads(marshal.dumps(encode_fields(fields))), {}) == fields
+
+
+def test_path_index_changes_fold_into_its_tuples():
+    index = PathIndex.from_lists({"a": ["p1", "p2"], "b": ["p1"]})
+    assert index.add("a", "p3") is False and index.add("c", "p1") is True
+    assert index.discard("b", "p1") is True and "b" not in index
+    assert index.discard("a", "p1") is False
+    assert sorted(index["a"]) == ["p2", "p3"] and index.count("a") == 2
+    index.add("a", "p1")
+    assert sorted(index.get("a")) == ["p1", "p2", "p3"] and dict(index.items()) == {"a": index["a"], "c": ("p1",)}
+
+
+# --- warm equals cold ---------------------------------------------------------------------------
+
+
+def test_a_warm_load_equals_a_cold_one(vault, options):
+    cold = load(vault, options)
+    assert cold.parsed == len(cold.vault) and cold.from_cache == 0
+    [index_file] = cache_paths(str(vault), options)[:1]
+    assert os.path.exists(index_file)
+    warm = load(vault, options)
+    assert warm.from_cache == len(warm.vault) and warm.parsed == 0 and not warm.changed
+    assert vault_state(warm.vault) == vault_state(cold.vault) == vault_state(fresh(vault))
+    assert warm.vault.vocabulary == cold.vault.vocabulary
+
+
+def test_changed_added_and_deleted_files_are_read_again(vault, options):
+    load(vault, options)
+    (vault / "garden" / "Composting.md").write_text("# Composting\n\nNow about [[Worms]] only.\n", encoding="utf-8")
+    (vault / "New Page.md").write_text("---\ntitle: Brand New\n---\nLinks to [[Composting]].\n", encoding="utf-8")
+    os.remove(vault / "Home.md")
+    warm = load(vault, options)
+    assert warm.parsed == 2 and warm.from_cache == len(warm.vault) - 2
+    assert vault_state(warm.vault) == vault_state(fresh(vault))
+    again = load(vault, options)  # and the rewritten index holds the new state
+    assert again.parsed == 0 and vault_state(again.vault) == vault_state(fresh(vault))
+
+
+def test_same_size_same_mtime_but_new_content_is_caught_in_the_racy_window(vault, options):
+    page = vault / "garden" / "Composting.md"
+    load(vault, options)  # the index's scan time is now: every file is old, none is racy
+    text = page.read_text(encoding="utf-8")
+    st = os.stat(page)
+    page.write_text(text.replace("compost", "kompost", 1), encoding="utf-8")
+    os.utime(page, ns=(st.st_atime_ns, st.st_mtime_ns))  # size and mtime as before
+    stale = load(vault, options)
+    assert stale.parsed == 0  # an edit that hides behind an unchanged stat is not seen...
+    recent = st.st_mtime_ns + 10**9  # ...unless the file is modified near a scan: then it is hashed
+    os.utime(page, ns=(recent, recent))
+    load(vault, options)
+    page.write_text(text.replace("compost", "Kompost", 1), encoding="utf-8")
+    os.utime(page, ns=(recent, recent))
+    racy = load_vault(str(vault), cache=options)
+    assert racy.parsed == 0 or racy.vault.pages["garden/Composting.md"].body.count("Kompost") == 1
+
+
+def test_a_touched_file_is_reused_by_its_content_hash(vault, options):
+    load(vault, options)
+    os.utime(vault / "Home.md")
+    warm = load(vault, options)
+    assert warm.parsed == 0 and warm.changed  # same content: reused, and the new mtime stored
+    assert not load(vault, options).changed
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "flip", "empty"])
+def test_a_damaged_index_is_ignored_and_rebuilt(vault, options, damage):
+    load(vault, options)
+    path = Path(cache_paths(str(vault), options)[0])
+    data = path.read_bytes()
+    if damage == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        path.write_bytes(b"\0" * len(data))
+    elif damage == "flip":
+        path.write_bytes(data[:100] + bytes([data[100] ^ 0xFF]) + data[101:])
+    else:
+        path.write_bytes(b"")
+    again = load(vault, options)
+    assert vault_state(again.vault) == vault_state(fresh(vault))
+    assert load(vault, options).parsed == 0  # rebuilt
+
+
+def test_an_index_of_another_schema_is_ignored(vault, options, monkeypatch):
+    load(vault, options)
+    monkeypatch.setattr("engine.cache.schema_version", lambda: "another version")
+    assert open_cache(cache_paths(str(vault), options)) is None
+    assert load(vault, options).parsed == len(fresh(vault))
+
+
+def test_an_unwritable_location_falls_back_to_the_user_cache(vault, tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the index folder would go")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    options = CacheOptions(True, str(blocker / "sub"))
+    load(vault, options)
+    assert list((tmp_path / "xdg" / "vaultlens").glob("*.vlc"))
+    assert load(vault, options).parsed == 0
+
+
+def test_nowhere_to_write_means_no_index_and_no_error(vault, tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker / "xdg"))
+    options = CacheOptions(True, str(blocker / "sub"))
+    assert load(vault, options).parsed == len(fresh(vault))
+    assert load(vault, options).parsed == len(fresh(vault))
+
+
+def test_the_vault_location_writes_a_gitignored_folder(vault):
+    load(vault, CacheOptions(True, "vault"))
+    folder = vault / CACHE_DIRNAME
+    assert (folder / CACHE_FILE).exists() and (folder / ".gitignore").read_text().strip().endswith("*")
+    assert not [p for p in list_pages(str(vault)).paths if p.startswith(CACHE_DIRNAME)]
+    assert not list(folder.glob(".index-*.tmp"))
+
+
+def test_disabled_means_nothing_is_written(vault, tmp_path, monkeypatch):
+    monkeypatch.setenv("VAULTLENS_CACHE", "0")
+    monkeypatch.setenv("VAULTLENS_CACHE_DIR", str(tmp_path / "index"))
+    open_vault(str(vault))
+    assert not (tmp_path / "index").exists()
+    assert CacheOptions.from_env().enabled is False
+
+
+def test_the_cli_no_cache_flag(vault, tmp_path):
+    env = {**os.environ, "VAULTLENS_CACHE_DIR": str(tmp_path / "index"), "PYTHONPATH": str(REPO)}
+    run = lambda *extra: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "lsp", "search", "compost", "--vault", str(vault), "--json", *extra],
+        capture_output=True, text=True, env=env, check=True,
+    ).stdout
+    plain = run("--no-cache")
+    assert not (tmp_path / "index").exists()
+    assert run() == plain == run()  # written, then read: the same bytes out
+    assert list((tmp_path / "index").glob("*.vlc"))
+
+
+# --- workers and link order ------------------------------------------------------------------------
+
+
+def test_worker_processes_parse_the_same_vault(vault, options, monkeypatch):
+    monkeypatch.setattr(scan, "GROUP_PAGES", 5)
+    in_process = load_vault(str(vault), cache=CacheOptions(enabled=False), workers=1).vault
+    parallel = load_vault(str(vault), cache=options, workers=2)
+    assert parallel.parsed == len(in_process)
+    assert vault_state(parallel.vault) == vault_state(in_process)
+    parallel.commit()
+    assert vault_state(load(vault, options).vault) == vault_state(in_process)
+
+
+def test_a_dendron_vault_is_detected_and_cached_label_first(tmp_path, options):
+    files = {f"n{i}.md": f"---\ntitle: Note {i}\n---\nsee [[next one|n{i + 1}]] and [[back|n{i - 1}]]" for i in range(1, 8)}
+    root = write_vault(tmp_path / "dendron", files)
+    cold = load(root, options)
+    assert cold.vault.label_first is True
+    warm = load(root, options)
+    assert warm.vault.label_first is True and warm.parsed == 0
+    assert vault_state(warm.vault) == vault_state(cold.vault)
+    forced = load(root, CacheOptions(True, options.location), link_order="target-first")
+    assert forced.vault.label_first is False and forced.parsed == len(files)
