@@ -142,9 +142,12 @@ def lsp_bench(bench_dir: Path, server: str, root: Path, env: dict[str, str], run
                  "--custom-repeat", "3", "--ready-settle", "0.2"]
     for kv in sorted(env.items()):
         args += ["--env", "=".join(kv)]
-    subprocess.run(args, stdout=subprocess.DEVNULL, check=False)
+    done = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
     try:
         report = json.loads(Path(out).read_text())
+    except ValueError:  # the harness refused its arguments or died: say why, measure nothing
+        tail = (done.stderr or "").strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+        return {"figures": figures({}), "errors": [f"lsp_bench.py: {tail[0]}"], "report": {}}
     finally:
         os.unlink(out)
     run = report.get("median") if runs > 1 else report["runs"][0]
@@ -266,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--server", help="the vaultlens command (default: this checkout's `vaultlens lsp`)")
     ap.add_argument("--vs", metavar="CMD", help="another language server to measure the same way")
     ap.add_argument("--vs-args", default="", help="extra lsp_bench.py arguments for --vs (e.g. --md-parser …)")
+    ap.add_argument("--vs-search", action="store_true", help="time wiki/search on --vs too (another vaultlens)")
     ap.add_argument("--smoke", action="store_true", help="200 pages, few samples: a quick check that it runs")
     ap.add_argument("--json", metavar="FILE", help="also write every figure and raw report to FILE")
     args = ap.parse_args(argv)
@@ -309,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
         errors = [e for c in colds for e in c["errors"]] + warm["errors"] + ([cli["error"]] if "error" in cli else [])
         if args.vs:
             print(f"[{size:,} pages] {args.vs.split()[0]} …", file=sys.stderr)
-            theirs = lsp_bench(bench_dir, args.vs, root, {}, args.runs, shlex.split(args.vs_args), args.smoke)
+            extra = shlex.split(args.vs_args) + (custom if args.vs_search else [])
+            theirs = lsp_bench(bench_dir, args.vs, root, {}, args.runs, extra, args.smoke)
             other = dict(theirs["figures"])
             other["ready_cold"] = other["ready_ms"]
             results[size]["other"] = other

@@ -43,9 +43,9 @@ def schema_version() -> str:
     """A fingerprint of everything a record's meaning depends on.
 
     The record layout, the engine version, the Python version (marshal), the field names of
-    every dataclass in a record, and the source of the modules that compute records. A change
-    to any of them gives a new fingerprint, so a stored record is never read by code that
-    would have built it differently.
+    every dataclass in a record, and the source of the modules that compute records and the
+    index snapshot stored beside them. A change to any of them gives a new fingerprint, so a
+    stored record is never read by code that would have built it differently.
     """
     parts = [f"record {RECORD_VERSION}", f"engine {__version__}", f"python {sys.version_info[:2]}"]
     for cls in (Page, Link, Span, Heading, Tag, Problem, PageFields):
@@ -53,7 +53,7 @@ def schema_version() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.blake2b(digest_size=16)
     digest.update("\n".join(parts).encode())
-    for module in ("compact.py", "fields.py", "model.py", "page.py", "scan.py", "text.py"):
+    for module in ("compact.py", "fields.py", "model.py", "page.py", "scan.py", "text.py", "vault.py"):
         try:
             with open(os.path.join(here, module), "rb") as fh:
                 digest.update(fh.read())
@@ -137,7 +137,7 @@ class Unpacked:
 
     __slots__ = ("_items", "limit")
 
-    def __init__(self, limit: int = 1024) -> None:
+    def __init__(self, limit: int = 512) -> None:
         self._items: OrderedDict[int, tuple[CompactPage, tuple[Any, ...]]] = OrderedDict()
         self.limit = limit
 

@@ -307,15 +307,14 @@ class Vault:
             return n
 
         per_page = {path: tuple(map(number, found)) for path, found in resolved.items()}
-        memo = [(key, number(r)) for key, r in self._memo.items()]
         incoming = {target: tuple(sources) for target, sources in self._incoming.items()}
-        return table, per_page, memo, self._targets, incoming
+        return table, per_page, self._targets, incoming  # the memo refills as pages change
 
     def _restore_links(self, state: tuple[Any, ...]) -> None:
-        table, per_page, memo, targets, incoming = state
+        table, per_page, targets, incoming = state
         made = [Resolution(*r) for r in table]
         self._links = {path: tuple(made[n] for n in found) for path, found in per_page.items()}
-        self._memo = {tuple(key): made[n] for key, n in memo}
+        self._memo = {}
         self._targets = targets
         self._incoming = {target: set(sources) for target, sources in incoming.items()}
 
