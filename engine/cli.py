@@ -256,18 +256,17 @@ def cmd_jsonl(args: argparse.Namespace) -> int:
 
 def _frontmatter_lines(root: str, paths: list[str]) -> dict[str, list[str]]:
     """Each page's frontmatter lines as on disk (the engine's pages keep only the body)."""
+    from .retrieve import frontmatter_lines
     from .scan import read_bytes
 
     out: dict[str, list[str]] = {}
     for path in paths:
         try:
-            lines = read_bytes(root, path).decode("utf-8", errors="replace").splitlines()
+            found = frontmatter_lines(read_bytes(root, path).decode("utf-8", errors="replace"))
         except OSError:
             continue
-        if lines and lines[0].rstrip() == "---":
-            end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
-            if end is not None:
-                out[path] = [""] + lines[1:end]  # index 0 stands for the opening ---
+        if found is not None:
+            out[path] = found
     return out
 
 

@@ -60,6 +60,17 @@ def find_page(vault: Vault, name: str) -> Page:
 # --- grep ------------------------------------------------------------------------------------
 
 
+def frontmatter_lines(text: str) -> list[str] | None:
+    """A page text's frontmatter lines, index 0 standing for the opening ``---`` (document line 0),
+    or None when the text has no closed frontmatter. ``grep`` takes these per page."""
+    lines = text.splitlines()
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
+    return None if end is None else [""] + lines[1:end]
+
+
+
 def compile_pattern(pattern: str, ignore_case: bool = False) -> Any:
     """A user's regular expression, compiled, or RetrievalError naming what is wrong."""
     if len(pattern) > GREP_MAX_PATTERN:

@@ -31,16 +31,13 @@ def _full_text(ls: VaultServer, state: VaultState, path: str) -> str | None:
 
 
 def _frontmatter(ls: VaultServer, state: VaultState) -> dict[str, list[str]]:
+    """Each page's frontmatter lines, from its open buffer or the file on disk."""
     out: dict[str, list[str]] = {}
     for path in state.vault.sorted_paths():
         text = _full_text(ls, state, path)
-        if not text:
-            continue
-        lines = text.splitlines()
-        if lines and lines[0].rstrip() == "---":
-            end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
-            if end is not None:
-                out[path] = [""] + lines[1:end]
+        found = retrieve.frontmatter_lines(text) if text else None
+        if found is not None:
+            out[path] = found
     return out
 
 
