@@ -150,9 +150,19 @@ def lsp_bench(bench_dir: Path, server: str, root: Path, env: dict[str, str], run
         return {"figures": figures({}), "errors": [f"lsp_bench.py: {tail[0]}"], "report": {}}
     finally:
         os.unlink(out)
-    run = report.get("median") if runs > 1 else report["runs"][0]
-    errors = [e for r in report["runs"] for e in r.get("errors", [])]
-    return {"figures": figures(run or {}), "errors": errors, "report": report}
+    per_run = [figures(run) for run in report.get("runs", [])]
+    errors = [e for r in report.get("runs", []) for e in r.get("errors", [])]
+    return {"figures": medians(per_run), "errors": errors, "report": report}
+
+
+def medians(per_run: list[dict[str, float | None]]) -> dict[str, float | None]:
+    """Each figure's median over the runs that have it."""
+    keys = per_run[0] if per_run else figures({})
+    out: dict[str, float | None] = {}
+    for key in keys:
+        values = [f[key] for f in per_run if f.get(key) is not None]
+        out[key] = statistics.median(values) if values else None
+    return out
 
 
 def figures(run: dict) -> dict[str, float | None]:
@@ -165,7 +175,6 @@ def figures(run: dict) -> dict[str, float | None]:
         return cur if isinstance(cur, (int, float)) else None
 
     custom = run.get("custom") or [{}]
-    custom = custom if isinstance(custom, list) else [custom.get("0", {})]
     rss = [v for v in (get("rss_after_ready", "peak_rss_mb"), get("rss_end", "peak_rss_mb")) if v is not None]
     return {
         "ready_ms": get("ready", "ms"),

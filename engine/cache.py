@@ -30,6 +30,7 @@ import os
 import struct
 import sys
 import tempfile
+import threading
 import time
 import zlib
 from dataclasses import dataclass
@@ -107,6 +108,18 @@ def content_hash(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
+def _pread(fd: int, length: int, offset: int) -> bytes:
+    """``length`` bytes at ``offset`` (``os.pread`` where it exists; Windows has none)."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, length, offset)
+    with _SEEK_LOCK:
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, length)
+
+
+_SEEK_LOCK = threading.Lock()
+
+
 class CacheError(Exception):
     """The index file is missing, of another version, or damaged: it is ignored."""
 
@@ -147,12 +160,12 @@ class CacheFile:
             size = os.fstat(fd).st_size
             if size < len(MAGIC) + _TRAILER.size:
                 raise CacheError("too short")
-            offset, length, crc, magic = _TRAILER.unpack(os.pread(fd, _TRAILER.size, size - _TRAILER.size))
-            if magic != MAGIC or os.pread(fd, len(MAGIC), 0) != MAGIC:
+            offset, length, crc, magic = _TRAILER.unpack(_pread(fd, _TRAILER.size, size - _TRAILER.size))
+            if magic != MAGIC or _pread(fd, len(MAGIC), 0) != MAGIC:
                 raise CacheError("not a vaultlens index")
             if offset + length > size - _TRAILER.size:
                 raise CacheError("header out of range")
-            raw = os.pread(fd, length, offset)
+            raw = _pread(fd, length, offset)
             if len(raw) != length or zlib.crc32(raw) != crc:
                 raise CacheError("header checksum mismatch")
             header = marshal.loads(raw)
@@ -173,7 +186,7 @@ class CacheFile:
     def read(self, chunk: Chunk) -> bytes:
         """A chunk's bytes, checked against its CRC-32."""
         try:
-            raw = os.pread(self._fd, chunk.length, chunk.offset)
+            raw = _pread(self._fd, chunk.length, chunk.offset)
         except OSError as exc:
             raise CacheError(f"cannot read: {exc.strerror or exc}") from None
         if len(raw) != chunk.length or zlib.crc32(raw) != chunk.crc:

@@ -240,12 +240,16 @@ def _interned(value: Any) -> Any:
     kind = type(value)
     if kind is str:
         return intern(value)
-    if kind is tuple:
-        return tuple([_interned(v) for v in value])
-    if kind is frozenset:
-        return frozenset([_interned(v) for v in value])
+    if kind is tuple or kind is frozenset:
+        try:
+            return kind(map(intern, value))  # the common case: a collection of tokens
+        except TypeError:  # not all str: tuples of tuples, numbers
+            return kind([_interned(v) for v in value])
     if kind is dict:
-        return {(intern(k) if type(k) is str else k): v for k, v in value.items()}
+        try:
+            return dict(zip(map(intern, value), value.values()))
+        except TypeError:
+            return {(intern(k) if type(k) is str else k): v for k, v in value.items()}
     return value
 
 

@@ -174,7 +174,7 @@ def _with_problem(page: Page, problem: Problem) -> Page:
 # --- whole vaults ---------------------------------------------------------------------------
 
 GROUP_PAGES = 250  # pages per parse task and per stored chunk
-PARALLEL_MIN_PAGES = 800  # fewer pages parse faster in-process than worker start-up costs
+PARALLEL_MIN_PAGES = 1500  # fewer pages parse faster in-process than worker start-up costs
 ENV_WORKERS = "VAULTLENS_WORKERS"  # worker processes for cold parsing; 0 or 1: parse in-process
 
 Manifest = tuple[tuple[str, int, int, bytes], ...]  # (path, size, mtime_ns, content hash) per page
