@@ -30,7 +30,7 @@ from . import __version__
 from .fields import PageFields
 from .model import Heading, Link, Page, Problem, Span, Tag
 
-RECORD_VERSION = 2  # bump when the layout below changes
+RECORD_VERSION = 3  # bump when the layout below changes
 MARSHAL_VERSION = 4
 
 _HEAVY = ("links", "edges", "headings", "blocks", "inline_tags", "problems", "meta")
@@ -72,6 +72,25 @@ def link_kinds(page: Page) -> tuple[tuple[str, str], ...]:
     if found is not None:
         return found
     return tuple((link.kind, link.target) for link in (*page.edges, *page.links))
+
+
+def has_problems(page: Page) -> bool:
+    """Whether the parser reported problems on the page (without unpacking a compact page)."""
+    flags = getattr(page, "_flags", None)
+    if flags is not None:
+        return bool(flags & _PROBLEMS)
+    return bool(page.problems)
+
+
+def has_anchored_links(page: Page) -> bool:
+    """Whether a link or typed edge of the page names a heading or a block (without unpacking)."""
+    flags = getattr(page, "_flags", None)
+    if flags is not None:
+        return bool(flags & _ANCHORED)
+    return any(link.heading or link.block for link in (*page.edges, *page.links))
+
+
+_PROBLEMS, _ANCHORED = 1, 2
 
 
 def link_targets(page: Page) -> tuple[str, ...]:
@@ -124,6 +143,7 @@ def encode_page(page: Page) -> tuple[Any, ...]:
         tuple((intern(kind), intern(target)) for kind, target in link_kinds(page)),
         tuple((intern(t), label) for t, label in piped_links(page)),
         marshal.dumps(heavy, MARSHAL_VERSION),
+        (_PROBLEMS if page.problems else 0) | (_ANCHORED if has_anchored_links(page) else 0),
     )
 
 
@@ -132,17 +152,18 @@ class Unpacked:
 
     A bounded LRU: a walk over every page's links (diagnostics after the start-up scan, a
     full backlink count) unpacks each page once and keeps only the last ``limit``, so memory
-    stays what queries need rather than growing back to every page's ~70 objects.
+    stays what queries need rather than growing back to every page's ~70 objects. A page's
+    blob is unmarshalled once; each field becomes objects only when that field is read.
     """
 
     __slots__ = ("_items", "limit")
 
     def __init__(self, limit: int = 512) -> None:
-        self._items: OrderedDict[int, tuple[CompactPage, tuple[Any, ...]]] = OrderedDict()
+        self._items: OrderedDict[int, tuple[CompactPage, list[Any]]] = OrderedDict()
         self.limit = limit
 
-    def values(self, page: CompactPage) -> tuple[Any, ...]:
-        """The unpacked heavy fields of ``page``."""
+    def value(self, page: CompactPage, index: int) -> Any:
+        """Heavy field ``index`` (``_HEAVY`` order) of ``page``."""
         key = id(page)  # the entry holds the page, so the id cannot be reused meanwhile
         found = self._items.get(key)
         if found is not None:
@@ -150,15 +171,41 @@ class Unpacked:
                 self._items.move_to_end(key)
             except KeyError:  # evicted by another thread just now
                 pass
-            return found[1]
-        values = _unpack(_get_heavy(page))
-        self._items[key] = (page, values)
-        while len(self._items) > self.limit:
-            try:
-                self._items.popitem(last=False)
-            except KeyError:
-                break
-        return values
+            slots = found[1]
+        else:
+            slots = [_RAW, *marshal.loads(_get_heavy(page))]
+            self._items[key] = (page, slots)
+            while len(self._items) > self.limit:
+                try:
+                    self._items.popitem(last=False)
+                except KeyError:
+                    break
+        value = slots[index + 1]
+        if slots[0][index]:  # still as marshalled: make its objects once
+            value = _CONVERT[index](value)
+            slots[index + 1] = value
+            slots[0] = slots[0][:index] + (False,) + slots[0][index + 1 :]
+        return value
+
+    def values(self, page: CompactPage) -> tuple[Any, ...]:
+        """Every unpacked heavy field of ``page``."""
+        return tuple(self.value(page, i) for i in range(len(_HEAVY)))
+
+
+def _links(raw: tuple) -> tuple[Link, ...]:
+    return tuple(Link(k, t, h, b, lab, Span(*s), Span(*ts), raw_) for k, t, h, b, lab, s, ts, raw_ in raw)
+
+
+_CONVERT = (
+    _links,
+    _links,
+    lambda raw: tuple(Heading(level, text, Span(*s)) for level, text, s in raw),
+    lambda raw: raw,
+    lambda raw: tuple(Tag(name, Span(*s)) for name, s in raw),
+    lambda raw: tuple(Problem(code, message, line) for code, message, line in raw),
+    lambda raw: raw,
+)
+_RAW = (True, True, True, False, True, True, False)  # which heavy fields still need converting
 
 
 def decode_page(record: tuple[Any, ...], unpacked: Unpacked | None = None) -> CompactPage:
@@ -170,21 +217,13 @@ def decode_page(record: tuple[Any, ...], unpacked: Unpacked | None = None) -> Co
     _set_targets(page, record[11])
     _set_piped(page, record[12])
     _set_heavy(page, record[13])
+    _set_flags(page, record[14])
     _set_unpacked(page, unpacked if unpacked is not None else Unpacked(1))
     return page
 
 
 def _unpack(blob: bytes) -> tuple[Any, ...]:
-    links, edges, headings, blocks, tags, problems, meta = marshal.loads(blob)
-    return (
-        tuple(Link(k, t, h, b, lab, Span(*s), Span(*ts), raw) for k, t, h, b, lab, s, ts, raw in links),
-        tuple(Link(k, t, h, b, lab, Span(*s), Span(*ts), raw) for k, t, h, b, lab, s, ts, raw in edges),
-        tuple(Heading(level, text, Span(*s)) for level, text, s in headings),
-        blocks,
-        tuple(Tag(name, Span(*s)) for name, s in tags),
-        tuple(Problem(code, message, line) for code, message, line in problems),
-        meta,
-    )
+    return tuple(convert(raw) for convert, raw in zip(_CONVERT, marshal.loads(blob)))
 
 
 class CompactPage(Page):
@@ -194,7 +233,7 @@ class CompactPage(Page):
     copies as a plain ``Page``; ``dataclasses.replace`` gives a page with every field set.
     """
 
-    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked")
+    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked", "_flags")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Page):
@@ -215,7 +254,7 @@ def _lazy(name: str, index: int) -> property:
         try:
             return get(self, CompactPage)  # set by __init__ (dataclasses.replace, unpickling)
         except AttributeError:
-            return _get_unpacked(self).values(self)[index]
+            return _get_unpacked(self).value(self, index)
 
     return property(read, set_, doc=f"``Page.{name}``, unpacked when read")
 
@@ -229,6 +268,7 @@ _set_heavy = CompactPage.__dict__["_heavy"].__set__
 _get_heavy = CompactPage.__dict__["_heavy"].__get__
 _set_targets = CompactPage.__dict__["_targets"].__set__
 _set_piped = CompactPage.__dict__["_piped"].__set__
+_set_flags = CompactPage.__dict__["_flags"].__set__
 _set_unpacked = CompactPage.__dict__["_unpacked"].__set__
 _get_unpacked = CompactPage.__dict__["_unpacked"].__get__
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .compact import has_anchored_links, has_problems
 from .locate import Texts, frontmatter_aliases
 from .model import Page, Span
 from .navigate import ORIGIN, Location, find_block, find_heading, title_span
-from .vault import Vault
+from .vault import Resolution, Vault
 
 SEVERITIES = ("error", "warning", "information", "hint")
 _PROBLEM_SEVERITY = {
@@ -54,10 +55,30 @@ def _quote(text: str) -> str:
     return f"“{text}”"
 
 
+def _clean_links(page: Page, resolved: tuple[Resolution, ...], rules: Rules) -> bool:
+    """Whether no link of the page can give a finding, decided without unpacking the page:
+    every link resolves plainly (or is an attachment, or unresolved links are not reported)
+    and none names a heading or a block."""
+    if has_anchored_links(page):
+        return False
+    for res in resolved:
+        if res.path is None:
+            if rules.unresolved is not None and not res.attachment:
+                return False
+        elif res.ambiguous or res.via == "alias":
+            return False
+    return True
+
+
 def _link_findings(vault: Vault, page: Page, rules: Rules) -> list[Finding]:
     out: list[Finding] = []
-    for link in (*page.edges, *page.links):
-        res = vault.resolve_link(link, page.path)
+    resolved = vault.resolved_links(page.path) if vault.pages.get(page.path) is page else None
+    if resolved is not None and _clean_links(page, resolved, rules):
+        return out
+    links = (*page.edges, *page.links)
+    if resolved is None or len(resolved) != len(links):
+        resolved = tuple(vault.resolve_link(link, page.path) for link in links)
+    for link, res in zip(links, resolved):
         if res.attachment:
             continue
         if res.path is None:
@@ -113,7 +134,9 @@ def _link_findings(vault: Vault, page: Page, rules: Rules) -> list[Finding]:
 
 
 def _problem_findings(page: Page) -> list[Finding]:
-    out = []
+    out: list[Finding] = []
+    if not has_problems(page):
+        return out
     for problem in page.problems:
         line = max(0, problem.line)
         out.append(

@@ -7,6 +7,7 @@ Hits sort by score desc, then title casefolded, then path. Zero-score pages are 
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -14,10 +15,11 @@ from .graph import walk_typed_edges
 from .hybrid import VectorArm, hybrid_search
 from .model import Hit
 from .query import Query, context_page, passes_filters
-from .scoring import candidates, link_prior, make_plan, page_components, to_matches
+from .scoring import Plan, _body_bm25, candidates, link_prior, make_plan, page_components, to_matches
 from .snippet import make_snippet
 from .vault import Vault
-from .weights import GRAPH_HOP2, POINTS
+from .vault import PREFIX_TOKENS
+from .weights import BM25_K1, BM25_SCALE, BODY_CAP, FIXED_STEP, FOLDED_MINOR, GRAPH_HOP2, POINTS, SYNONYM_MINOR
 
 
 def score_of(points: Iterable[int | float]) -> int | float:
@@ -43,14 +45,18 @@ def rank(vault: Vault, query: Query, limit: int = 0) -> tuple[list[Hit], set[str
     plan = make_plan(vault, query)
     pages = vault.pages
     fields = vault.fields
-    scored: dict[str, list] = {}
-    for path in candidates(vault, query, plan):
-        page = pages[path]
-        if not passes_filters(page, query):
-            continue
-        found = page_components(page, fields[path], query, vault, plan)
-        if found:
-            scored[path] = found
+    found_in = candidates(vault, query, plan)
+    if 0 < limit < len(found_in) and not query.graph and all(t.isascii() for t in query.tokens):
+        scored = _scored_top(vault, query, plan, found_in, limit)
+    else:
+        scored = {}
+        for path in found_in:
+            page = pages[path]
+            if not passes_filters(page, query):
+                continue
+            found = page_components(page, fields[path], query, vault, plan)
+            if found:
+                scored[path] = found
 
     # context-edge: the pages one link away, either way, from the page the user is on
     context = context_page(vault, query)
@@ -90,6 +96,101 @@ def rank(vault: Vault, query: Query, limit: int = 0) -> tuple[list[Hit], set[str
     order = heapq.nsmallest(limit, order) if 0 < limit < len(order) else sorted(order)
     hits = [Hit(pages[path], to_matches(scored[path]), -neg, "") for neg, _title, path in order]
     return hits, graph_only
+
+
+def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limit: int) -> dict[str, list]:
+    """The components of enough candidates to hold the first ``limit`` hits: ``rank`` gives the
+    same hits, with the same scores, as when every candidate is scored.
+
+    Max-score pruning: the candidates with a query word (a term, or a synonym, stem, folded or
+    typo form of one) in their title, aliases, tags, headings or path, or a name token that
+    starts with the partial term, are scored first: they can earn every channel. Any other
+    candidate can earn only body points, per term the body channels when its body holds the
+    term and at most 2 stand-in points (synonym or variant, and typo) when it does not, plus
+    link-prior and context-edge afterwards. Such a candidate is scored only while that bound
+    reaches the ``limit``-th best score so far: one below it can never enter the first
+    ``limit``, nor tie with them. (Only for ASCII queries: a title's diacritics are folded when
+    matched exactly, so a non-ASCII query is compared with every candidate.)
+    """
+    pages, fields = vault.pages, vault.fields
+    words: set[str] = set(query.tokens)
+    for tp in plan.terms:
+        words.update(tp.stems, tp.folded, tp.fuzzy)
+        for synonym in tp.synonyms:
+            words.update(synonym)
+    strong: set[str] = set()
+    for word in words:
+        strong.update(vault.name_postings.get(word, ()))
+        strong.update(vault.meta_postings.get(word, ()))
+    partial = query.partial
+    prefix_cut = False
+    if partial:
+        tokens = vault.name_tokens_with_prefix(partial)
+        prefix_cut = len(tokens) >= PREFIX_TOKENS
+        for token in tokens:
+            strong.update(vault.name_postings.get(token, ()))
+    strong &= found_in
+
+    scored: dict[str, list] = {}
+    best: list[int | float] = []  # the ``limit`` best scores so far (a min-heap)
+
+    def score(path: str) -> None:
+        page = pages[path]
+        if not passes_filters(page, query):
+            return
+        found = page_components(page, fields[path], query, vault, plan)
+        if found:
+            scored[path] = found
+            total = score_of(c[3] for c in found)
+            if len(best) < limit:
+                heapq.heappush(best, total)
+            elif total > best[0]:
+                heapq.heapreplace(best, total)
+
+    for path in strong:
+        score(path)
+
+    # Per term, what a candidate without a query word outside its body earns at most from it.
+    later = POINTS["link-prior"] + (POINTS["context-edge"] if query.context else 0)
+    postings = vault.postings
+    bound: dict[str, float] = {}
+    per_term = []
+    for tp in plan.terms:
+        body_max = POINTS["body-term"] * BODY_CAP + min(POINTS["body-bm25"], math.ceil(BM25_SCALE * (BM25_K1 + 1) * tp.idf * FIXED_STEP + 1) / FIXED_STEP)
+        stand_in = (SYNONYM_MINOR if tp.synonyms or tp.variants else 0) + (FOLDED_MINOR if tp.fuzzy else 0)
+        per_term.append((tp, stand_in))
+        holders: set[str] = set(postings.get(tp.term, ()))
+        for synonym in tp.synonyms:
+            holders.update(postings.get(synonym[0], ()))
+        for variant in (*tp.stems, *tp.folded, *tp.fuzzy):
+            holders.update(postings.get(variant, ()))
+        holders -= strong
+        for path in holders:
+            bound[path] = bound.get(path, 0) + body_max
+    floor = best[0] if len(best) == limit else -math.inf
+    weak = sorted(((-b, path) for path, b in bound.items() if b + later >= floor))
+    avg = plan.avg_body
+    for neg, path in weak:
+        if len(best) == limit and -neg + later < best[0]:
+            break
+        page, f = pages[path], fields[path]
+        if prefix_cut and any(t.startswith(partial) for t in (*f.title_set, *f.alias_set)):  # type: ignore[arg-type]
+            score(path)
+            continue
+        if not (page.title.isascii() and page.stem.isascii() and all(a.isascii() for a in page.aliases)):
+            score(path)  # _exact_name folds diacritics: a bound from words alone could miss it
+            continue
+        counts = f.body_counts
+        tight = 0.0
+        for tp, stand_in in per_term:
+            count = counts.get(tp.term, 0)
+            if count:
+                tight += POINTS["body-term"] * min(count, BODY_CAP) + _body_bm25(count, f.lengths[4], avg, tp.idf)
+            else:
+                tight += stand_in
+        if len(best) < limit or tight + later >= best[0]:
+            score(path)
+    return scored
 
 
 def search(vault: Vault, query: Query, vectors: VectorArm | None = None) -> tuple[Hit, ...]:

@@ -68,6 +68,9 @@ def _by_len_then_path(path: str) -> tuple[int, str]:
     return (len(path), path)
 
 
+PREFIX_TOKENS = 500  # name tokens a partial term expands to, at most
+
+
 class PathIndex(Mapping[str, tuple[str, ...]]):
     """key -> the paths filed under it, as a tuple; only keys with at least one path exist.
 
@@ -187,6 +190,7 @@ class Vault:
         self.postings = PathIndex()  # every token of every field -> pages
         self.stem_tokens: dict[str, set[str]] = {}
         self.name_postings = PathIndex()  # title and alias tokens only
+        self.meta_postings = PathIndex()  # tag, heading and path tokens (search's upper bounds)
         self.sorted_name_tokens: list[str] = []
         self.by_path: dict[str, str] = {}  # casefolded path without .md -> the first of _path_holders
         self._path_holders = PathIndex()  # pages whose paths differ only in case
@@ -417,6 +421,12 @@ class Vault:
         for token in after - before:
             if self.name_postings.add(token, path):
                 bisect.insort(self.sorted_name_tokens, token)
+        before = _meta_tokens(old_fields) if old_fields is not None else frozenset()
+        after = _meta_tokens(new_fields) if new_fields is not None else frozenset()
+        for token in before - after:
+            self.meta_postings.discard(token, path)
+        for token in after - before:
+            self.meta_postings.add(token, path)
         for index, keys in (
             (self.by_stem, lambda p: {p.stem.casefold()}),
             (self.by_title, lambda p: {p.title.casefold()}),
@@ -618,7 +628,7 @@ class Vault:
         }
         return sorted(found, key=lambda p: (self.pages[p].title.casefold(), p))
 
-    def name_tokens_with_prefix(self, prefix: str, limit: int = 500) -> list[str]:
+    def name_tokens_with_prefix(self, prefix: str, limit: int = PREFIX_TOKENS) -> list[str]:
         """Title and alias tokens that start with ``prefix`` (sorted; at most ``limit``)."""
         i = bisect.bisect_left(self.sorted_name_tokens, prefix)
         out = []
@@ -634,7 +644,7 @@ class Vault:
 _LINKS = "(links)"  # the snapshot entry of the resolved-link index
 
 INDEX_NAMES = (
-    "postings", "name_postings", "_path_holders", "by_stem", "by_title", "by_alias", "linkers", "tag_pages"
+    "postings", "name_postings", "meta_postings", "_path_holders", "by_stem", "by_title", "by_alias", "linkers", "tag_pages"
 )
 
 
@@ -647,6 +657,7 @@ def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
     """
     lists: dict[str, dict[str, list[str]]] = {name: {} for name in INDEX_NAMES}
     postings, names, holders = lists["postings"], lists["name_postings"], lists["_path_holders"]
+    meta = lists["meta_postings"]
     by_stem, by_title, by_alias = lists["by_stem"], lists["by_title"], lists["by_alias"]
     linkers, tag_pages = lists["linkers"], lists["tag_pages"]
     lengths = [0, 0, 0, 0, 0]
@@ -660,6 +671,8 @@ def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
                 found.append(path)
         for token in fields.title_set | fields.alias_set:
             names.setdefault(token, []).append(path)
+        for token in _meta_tokens(fields):
+            meta.setdefault(token, []).append(path)
         holders.setdefault(_noext(path).casefold(), []).append(path)
         by_stem.setdefault(page.stem.casefold(), []).append(path)
         by_title.setdefault(page.title.casefold(), []).append(path)
@@ -677,6 +690,12 @@ def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
     part["stems"] = stems
     part["lengths"] = lengths
     return part
+
+
+def _meta_tokens(fields: PageFields) -> frozenset[str]:
+    """The tokens of a page's tags, headings and path: where a query term can earn points
+    besides the title, the aliases and the body (``meta_postings``)."""
+    return fields.tag_names | fields.tag_tokens | fields.heading_set | fields.path_tokens
 
 
 def _link_keys(page: Page) -> set[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -28,7 +29,11 @@ from .changes import open_documents, texts_for, to_location, uri_of, wait_indexe
 
 log = logging.getLogger("vaultlens")
 SOURCE = "vaultlens"
-BATCH = 100
+# The push after the scan works in slices of SLICE seconds with a PAUSE between them: pygls
+# reads stdin a line at a time through a thread, so only a real pause (not ``sleep(0)``) lets a
+# request that arrives meanwhile be read and answered before the next slice.
+SLICE = 0.005
+PAUSE = 0.004
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -122,15 +127,18 @@ def on_page(ls: VaultServer, state: VaultState, rel: str, before: Page | None) -
 
 
 async def publish_vault(ls: VaultServer, state: VaultState) -> None:
-    """Push every page's findings (in batches, so the server keeps answering meanwhile)."""
+    """Push every page's findings (in short slices, so the server keeps answering meanwhile)."""
     await wait_indexed(state)
     try:
         paths = sorted(set(state.vault.pages) | set(_published(state)))
-        for i in range(0, len(paths), BATCH):
-            docs = open_documents(ls, state)
-            for path in paths[i : i + BATCH]:
-                publish(ls, state, path, docs)
-            await asyncio.sleep(0)
+        docs = open_documents(ls, state)
+        deadline = time.perf_counter() + SLICE
+        for path in paths:
+            publish(ls, state, path, docs)
+            if time.perf_counter() > deadline:
+                await asyncio.sleep(PAUSE)
+                docs = open_documents(ls, state)
+                deadline = time.perf_counter() + SLICE
         _refresh(ls)
         if get_capability(ls.client_capabilities, "workspace.code_lens.refresh_support", False):
             ls.workspace_code_lens_refresh(None)

@@ -1,11 +1,14 @@
-"""``workspace/symbol``: pages ranked by the engine as the user types (prefix channel on)."""
+"""``workspace/symbol``: pages ranked by the engine as the user types (prefix channel on).
+
+The ranking is ``engine.search``'s (``rank``: the same order and scores as ``search``, without
+the snippets a symbol list does not show)."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
 from engine.query import parse_query
-from engine.search import matching_headings, search
+from engine.search import matching_headings, rank
 
 from ..convert import ZERO_RANGE, path_to_uri, to_lsp_range
 from ..server import VaultServer
@@ -21,7 +24,8 @@ def register(server: VaultServer) -> None:
             state = ls.vaults[root]
             vault, limit = state.vault, state.settings.limit
             if params.query.strip():
-                pages = [h.page for h in search(vault, parse_query(params.query, prefix=True, limit=limit))]
+                hits, _ = rank(vault, parse_query(params.query, prefix=True, limit=limit), limit)  # no snippets
+                pages = [h.page for h in hits]
             else:
                 pages = [vault.pages[p] for p in vault.sorted_paths()[:limit]]
             for page in pages:

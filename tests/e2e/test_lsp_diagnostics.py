@@ -141,6 +141,8 @@ async def test_quick_fixes_create_page_and_relink(bare_client: LanguageClient, v
     await start_nav_session(bare_client, vault)
     before, _ = open_vault(str(vault))
     before_files = files_of(vault)
+    # the findings pushed after the scan (the code action quotes them back)
+    await eventually(lambda: uri(vault, "garden/Soil Health.md") in bare_client.diagnostics)
     page, text = open_doc(bare_client, vault, "garden/Soil Health.md")
     at = position(text, "[[Mycorrhizal Networks]]", 3)
     actions = await bare_client.text_document_code_action_async(

@@ -1,0 +1,70 @@
+"""Max-score pruning (``engine.search._scored_top``) never changes the first ``limit`` hits.
+
+``rank(vault, query, limit)`` scores only the candidates that can still reach the first
+``limit``; these tests compare it, hit for hit (path, score, every component), with the first
+``limit`` of the ranking that scores every candidate (``limit`` 0), on random vaults whose
+pages share words between titles, aliases, tags, headings, folders and bodies, with synonyms,
+stems, diacritics, typos, partial terms and ``--context``.
+"""
+
+from __future__ import annotations
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from vaultkit import build_vault
+
+from engine.query import parse_query
+from engine.search import rank
+
+WORDS = ["alpha", "beta", "gamma", "kiwi", "graph", "rag", "run", "runs", "running", "car", "cafe", "café",
+         "automobile", "notes", "river", "stone", "garden", "gardens"]
+PATHS = ["A.md", "b.md", "kiwi.md", "graph-rag.md", "notes/river.md", "notes/sub/car.md", "deep/café.md",
+         "garden/stone.md", "c.d.gamma.md", "x.md", "y.md", "z.md"]
+VOCABULARY = "---\ngroups:\n  - canonical: automobile\n    variants: [car, auto]\n  - {canonical: kiwi, variants: [graph rag]}\n---\n"
+
+words = st.sampled_from(WORDS)
+phrase = st.lists(words, min_size=1, max_size=3).map(" ".join)
+
+
+@st.composite
+def page_text(draw) -> str:
+    head = []
+    if draw(st.booleans()):
+        head.append("title: " + draw(phrase))
+    if draw(st.booleans()):
+        head.append("aliases: [" + ", ".join(draw(st.lists(phrase, max_size=2))) + "]")
+    if draw(st.booleans()):
+        head.append("tags: [" + ", ".join(draw(st.lists(words, max_size=2))) + "]")
+    lines = ["---", *head, "---"] if head else []
+    for _ in range(draw(st.integers(0, 4))):
+        if draw(st.integers(0, 3)) == 0:
+            lines.append("## " + draw(phrase))
+        lines.append(" ".join(draw(st.lists(st.one_of(words, st.sampled_from(["[[A]]", "[[kiwi]]", "[[b]]"])), max_size=12))))
+    return "\n".join(lines) + "\n"
+
+
+vaults = st.dictionaries(st.sampled_from(PATHS), page_text(), min_size=2, max_size=12)
+queries = st.lists(st.sampled_from([*WORDS, "graph rag", "auto", "gard", "kiw", "ca", "rivr", "automobil"]),
+                   min_size=1, max_size=3).map(" ".join)
+
+
+def described(hits) -> list[tuple]:
+    return [(h.page.path, h.score, h.matched) for h in hits]
+
+
+@settings(max_examples=150)
+@example(  # pages that match by a tag alone
+    {"a.md": "---\ntitle: zz\ntags: [alpha]\n---\n", "b.md": "---\ntags: [alpha]\n---\n"}, "alpha", 1, False, False, None
+)
+@example(  # a page that matches by a heading: more than its body alone earns
+    {"a.md": "river stone river stone river stone\n", "b.md": "## river stone\n"}, "river stone", 1, False, False, None
+)
+@given(vaults, queries, st.integers(1, 4), st.booleans(), st.booleans(), st.sampled_from([None, "A", "kiwi"]))
+def test_pruned_ranking_equals_the_top_of_the_full_ranking(files, text, limit, prefix, vocabulary, context):
+    if vocabulary:
+        files = {**files, "_vocabulary.md": VOCABULARY}
+    vault = build_vault(files)
+    query = parse_query(text, prefix=prefix, limit=limit, context=context)
+    pruned, _ = rank(vault, query, limit)
+    full, _ = rank(vault, query, 0)
+    assert described(pruned) == described(full[:limit])
