@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import re
+from functools import lru_cache
+from itertools import accumulate
 
 from .model import Match, Page
 from .text import collapse
@@ -42,22 +45,63 @@ def _word_pattern(word: str) -> re.Pattern[str]:
 
 
 def _line_with_words(body: str, words: list[str]) -> str | None:
+    """The first of the lines holding the most words, the best word breaking ties.
+
+    A one-word pattern cannot match across a line break, so its matches are found in the whole
+    body at once (in C) and mapped to their lines; a pattern of several words (a synonym such as
+    "graph rag") could, so it is tried line by line.
+    """
     patterns = [_word_pattern(w) for w in words]
-    best_key, best_raw = None, None
-    for raw in body.splitlines():
-        hits = [i for i, pattern in enumerate(patterns) if pattern.search(raw)]
-        if not hits:
+    lines = body.splitlines()
+    starts: list[int] | None = None
+    lowered = body.lower() if body.isascii() else None
+    found: dict[int, set[int]] = {}  # line number -> the patterns that match in it
+    for i, (word, pattern) in enumerate(zip(words, patterns)):
+        if " " in word.strip():
+            for n, raw in enumerate(lines):
+                if pattern.search(raw):
+                    found.setdefault(n, set()).add(i)
             continue
-        key = (len(hits), -hits[0])  # more words, then a better word
-        if best_key is None or key > best_key:
-            best_key, best_raw = key, raw
-            if len(hits) == len(patterns) and hits[0] == 0:
-                break  # every word on one line: nothing can beat it
-    if best_raw is None:
+        if starts is None:
+            starts = [0, *accumulate(map(len, body.splitlines(True)))]
+        for at in _word_starts(body, lowered, word):
+            found.setdefault(bisect.bisect_right(starts, at) - 1, set()).add(i)
+    if not found:
         return None
-    line = collapse(best_raw)
+    # more words, then a better word, then the first such line
+    best = min(found, key=lambda n: (-len(found[n]), min(found[n]), n))
+    line = collapse(lines[best])
     first = min((m.start() for p in patterns if (m := p.search(line))), default=0)
     return _window(line, first)
+
+
+def _word_starts(body: str, lowered: str | None, word: str) -> list[int]:
+    """Where ``_word_pattern(word)`` matches in ``body`` (one word): the word, case aside, with
+    no letter or digit on either side. ``lowered`` is ``body.lower()`` for an ASCII body, where
+    a plain ``find`` does it; otherwise the pattern without its look-behind (much faster for the
+    regex engine) finds the places and the character before is checked here. Inside a match
+    every character is a letter or digit, so no skipped overlap could have matched."""
+    out = []
+    if lowered is not None and word.isascii():
+        w = word.lower()
+        n = len(w)
+        at = lowered.find(w)
+        while at >= 0:
+            end = at + n
+            if (at == 0 or not lowered[at - 1].isalnum()) and (end == len(lowered) or not lowered[end].isalnum()):
+                out.append(at)
+            at = lowered.find(w, at + 1)
+        return out
+    for m in _loose_pattern(word).finditer(body):
+        at = m.start()
+        if at == 0 or not body[at - 1].isalnum():
+            out.append(at)
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _loose_pattern(word: str) -> re.Pattern[str]:
+    return re.compile(re.escape(word) + r"(?![^\W_])", re.I)
 
 
 def _window(line: str, at: int) -> str:
