@@ -15,11 +15,11 @@ from .graph import walk_typed_edges
 from .hybrid import VectorArm, hybrid_search
 from .model import Hit
 from .query import Query, context_page, passes_filters
-from .scoring import Plan, _body_bm25, candidates, link_prior, make_plan, page_components, to_matches
+from .scoring import Plan, _body_bm25, _starts_with_typed, candidates, link_prior, make_plan, page_components, to_matches
 from .snippet import make_snippet
 from .vault import Vault
 from .vault import PREFIX_TOKENS
-from .weights import BM25_K1, BM25_SCALE, BODY_CAP, FIXED_STEP, FOLDED_MINOR, GRAPH_HOP2, POINTS, SYNONYM_MINOR
+from .weights import BM25_K1, BM25_SCALE, BODY_CAP, FIXED_STEP, FOLDED_MINOR, GRAPH_HOP2, POINTS, PREFIX_ALIAS, SYNONYM_MINOR
 
 
 def score_of(points: Iterable[int | float]) -> int | float:
@@ -103,13 +103,13 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
     same hits, with the same scores, as when every candidate is scored.
 
     Max-score pruning: the candidates with a query word (a term, or a synonym, stem, folded or
-    typo form of one) in their title, aliases, tags, headings or path, or a name token that
-    starts with the partial term, are scored first: they can earn every channel. Any other
-    candidate can earn only body points, per term the body channels when its body holds the
-    term and at most 2 stand-in points (synonym or variant, and typo) when it does not, plus
-    link-prior and context-edge afterwards. Such a candidate is scored only while that bound
-    reaches the ``limit``-th best score so far: one below it can never enter the first
-    ``limit``, nor tie with them. (Only for ASCII queries: a title's diacritics are folded when
+    typo form of one) in their title, aliases, tags, headings or path are scored first: they
+    can earn every channel. Any other candidate can earn only the prefix channels (when a name
+    token starts with the partial term) and body points: per term the body channels when its
+    body holds the term and at most 2 stand-in points (synonym or variant, and typo) when it
+    does not; plus link-prior and context-edge afterwards. Such a candidate is scored only
+    while that bound reaches the ``limit``-th best score so far: one below it can never enter
+    the first ``limit``, nor tie with them. (Only for ASCII queries: a title's diacritics are folded when
     matched exactly, so a non-ASCII query is compared with every candidate.)
     """
     pages, fields = vault.pages, vault.fields
@@ -122,17 +122,22 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
     for word in words:
         strong.update(vault.name_postings.get(word, ()))
         strong.update(vault.meta_postings.get(word, ()))
+    strong &= found_in
     partial = query.partial
-    prefix_cut = False
+    prefixed: set[str] = set()  # pages with a name token that starts with the partial term
+    prefix_cut = False  # more such tokens than name_tokens_with_prefix lists: any page may have one
     if partial:
         tokens = vault.name_tokens_with_prefix(partial)
         prefix_cut = len(tokens) >= PREFIX_TOKENS
         for token in tokens:
-            strong.update(vault.name_postings.get(token, ()))
-    strong &= found_in
+            prefixed.update(vault.name_postings.get(token, ()))
+        prefixed &= found_in
+        prefixed -= strong
 
     scored: dict[str, list] = {}
-    best: list[int | float] = []  # the ``limit`` best scores so far (a min-heap)
+    # The ``limit`` best so far in ranking order, as a min-heap whose root is the last of them:
+    # the lowest score and, among equal scores, the title and path that sort last.
+    best: list[tuple[int | float, _Last]] = []
 
     def score(path: str) -> None:
         page = pages[path]
@@ -141,19 +146,29 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
         found = page_components(page, fields[path], query, vault, plan)
         if found:
             scored[path] = found
-            total = score_of(c[3] for c in found)
+            entry = (score_of(c[3] for c in found), _Last((page.title.casefold(), path)))
             if len(best) < limit:
-                heapq.heappush(best, total)
-            elif total > best[0]:
-                heapq.heapreplace(best, total)
+                heapq.heappush(best, entry)
+            elif best[0] < entry:
+                heapq.heapreplace(best, entry)
+
+    def can_enter(path: str, most: float) -> bool:
+        """Whether a page that scores at most ``most`` (link-prior and context-edge included)
+        could still be among the first ``limit``."""
+        if len(best) < limit or most > best[0][0]:
+            return True
+        return most == best[0][0] and (pages[path].title.casefold(), path) < best[0][1].key
 
     for path in strong:
         score(path)
 
-    # Per term, what a candidate without a query word outside its body earns at most from it.
+    # Every other candidate: a coarse bound from the terms it holds (and the prefix channels),
+    # then, while that reaches the bar, a tight one from its body counts and name tokens.
     later = POINTS["link-prior"] + (POINTS["context-edge"] if query.context else 0)
+    prefix_max = POINTS["prefix-phrase"] + POINTS["prefix-term"]
     postings = vault.postings
-    bound: dict[str, float] = {}
+    bound: dict[str, float] = dict.fromkeys(prefixed, prefix_max)
+    base = prefix_max if prefix_cut else 0
     per_term = []
     for tp in plan.terms:
         body_max = POINTS["body-term"] * BODY_CAP + min(POINTS["body-bm25"], math.ceil(BM25_SCALE * (BM25_K1 + 1) * tp.idf * FIXED_STEP + 1) / FIXED_STEP)
@@ -166,31 +181,53 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
             holders.update(postings.get(variant, ()))
         holders -= strong
         for path in holders:
-            bound[path] = bound.get(path, 0) + body_max
-    floor = best[0] if len(best) == limit else -math.inf
-    weak = sorted(((-b, path) for path, b in bound.items() if b + later >= floor))
+            bound[path] = bound.get(path, base) + body_max
+    floor = best[0][0] if len(best) == limit else -math.inf
+    rest = sorted(((-b, pages[path].title.casefold(), path) for path, b in bound.items() if b + later >= floor))
     avg = plan.avg_body
-    for neg, path in weak:
-        if len(best) == limit and -neg + later < best[0]:
+    seq = query.tokens
+    for neg, _title, path in rest:
+        if len(best) == limit and -neg + later < best[0][0]:
             break
         page, f = pages[path], fields[path]
-        if prefix_cut and any(t.startswith(partial) for t in (*f.title_set, *f.alias_set)):  # type: ignore[arg-type]
-            score(path)
-            continue
         if not (page.title.isascii() and page.stem.isascii() and all(a.isascii() for a in page.aliases)):
             score(path)  # _exact_name folds diacritics: a bound from words alone could miss it
             continue
-        counts = f.body_counts
         tight = 0.0
+        if partial and (prefix_cut or path in prefixed):
+            if any(_starts_with_typed(tokens, seq) for tokens in (f.title_tokens, *f.alias_tokens)):
+                tight += POINTS["prefix-phrase"]
+            if any(t.startswith(partial) for t in f.title_set):
+                tight += POINTS["prefix-term"]
+            elif any(t.startswith(partial) for t in f.alias_set):
+                tight += PREFIX_ALIAS
+        counts = f.body_counts
         for tp, stand_in in per_term:
             count = counts.get(tp.term, 0)
             if count:
                 tight += POINTS["body-term"] * min(count, BODY_CAP) + _body_bm25(count, f.lengths[4], avg, tp.idf)
             else:
                 tight += stand_in
-        if len(best) < limit or tight + later >= best[0]:
+        prior = link_prior(vault, page)
+        if can_enter(path, tight + (prior[3] if prior else 0) + later - POINTS["link-prior"]):
             score(path)
     return scored
+
+
+class _Last:
+    """A (title casefolded, path) key that orders backwards: in ``_scored_top``'s min-heap the
+    root is then, among equal scores, the page that sorts last."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: tuple[str, str]) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Last) -> bool:
+        return other.key < self.key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Last) and other.key == self.key
 
 
 def search(vault: Vault, query: Query, vectors: VectorArm | None = None) -> tuple[Hit, ...]:
