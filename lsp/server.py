@@ -9,22 +9,42 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
+import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
+from cattrs.errors import ClassValidationError
+from cattrs.v import transform_error
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
+    LanguageServerProtocol,
+    default_converter,
+    lsp_method,
+)
 
 from engine import __version__
 from engine.cli import find_vault
+from engine.scan import confined_path
 from engine.vault import Vault
 
+from .documents import VaultWorkspace
 from .settings import Settings, load_vault_settings, merge
+from .transport import INVALID_REQUEST, PARSE_ERROR, SERVER_NOT_INITIALIZED, Unreadable, run_stdio
+
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 
 log = logging.getLogger("vaultlens")
 
@@ -45,7 +65,12 @@ class VaultState:
         rel = os.path.relpath(path, self.root)
         if rel == "." or rel.startswith(".." + os.sep) or rel == ".." or os.path.isabs(rel):
             return None
-        return rel.replace(os.sep, "/")
+        rel = rel.replace(os.sep, "/")
+        try:  # through a symbolic link that leads out of the vault: not in it, never read
+            confined_path(self.root, rel)
+        except OSError:
+            return None
+        return rel
 
     def abs(self, rel: str) -> str:
         """The absolute path of a vault-relative path."""
@@ -53,24 +78,257 @@ class VaultState:
 
 
 class VaultProtocol(LanguageServerProtocol):
-    """The protocol with positions fixed to UTF-16: engine spans count UTF-16 code units."""
+    """pygls' protocol, made to follow the LSP specification where pygls 2.1 does not.
+
+    - Positions are UTF-16: engine spans count UTF-16 code units.
+    - Buffers are ``lsp.documents.VaultTextDocument`` (LSP line breaks, clamped positions).
+    - ``receive`` checks the session's state and the params' types before pygls dispatches a
+      message, answering the errors the specification asks for (``lsp.transport`` explains which).
+    - A request refused on purpose (InvalidParams, RequestFailed, ...) is logged as one line, not
+      a traceback; tracebacks are kept for the server's own bugs (InternalError).
+    - ``didChange`` for a document that is not open is ignored with one log line (pygls raised
+      KeyError and showed it to the user); versions that do not increase are logged.
+    """
+
+    def __init__(self, server, converter) -> None:
+        super().__init__(server, converter)
+        self.initialize_seen = False
+
+    @property
+    def shut_down(self) -> bool:
+        """True once ``shutdown`` has been answered."""
+        return self._shutdown
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):  # type: ignore[override]
         if params.capabilities.general is not None:
             params.capabilities.general.position_encodings = [types.PositionEncodingKind.Utf16]
-        return (yield from super().lsp_initialize(params))
+        result = yield from super().lsp_initialize(params)
+        self._workspace = VaultWorkspace.like(self._workspace)  # no document is open yet
+        return result
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):  # type: ignore[override]
+        uri = params.text_document.uri
+        doc = self.workspace.text_documents.get(unquote(uri))
+        if doc is None:
+            log.warning("ignoring didChange for %s: the document is not open", uri)
+            return
+        version = params.text_document.version
+        if doc.version is not None and version <= doc.version:
+            # The wire is ordered and each change is a delta on the previous text, so the
+            # changes are applied as they come; the version is only a label.
+            log.warning("didChange for %s has version %d after version %d; applied in arrival order",
+                        uri, version, doc.version)
+        yield from super().lsp_text_document__did_change(params)
+
+    # --- errors and cancellation --------------------------------------------------------------
+
+    def send_error(self, msg_id: Any, code: int, message: str) -> None:
+        """Answer request ``msg_id`` with a JSON-RPC error (``id: null`` when the id is unknown)."""
+        if msg_id is None:  # lsprotocol's ResponseErrorMessage would drop the id; JSON-RPC wants null
+            self._send_data({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
+            return
+        self._send_response(msg_id, error=types.ResponseError(code=code, message=message))
+
+    def _send_handler_result(self, future, *, msg_id):  # type: ignore[override]
+        if not future.cancelled() and isinstance(future.exception(), JsonRpcException):
+            self._request_futures.pop(msg_id, None)
+            exc = future.exception()
+            log.warning("request %r refused (%s): %s", msg_id, exc.code, exc.message)
+            self._send_response(msg_id, error=exc.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
+
+    def _send_data(self, data: Any) -> None:  # type: ignore[override]
+        """pygls' ``_send_data``, except that a response that cannot be serialised is answered
+        with InternalError: pygls logged the failure and the client waited for ever."""
+        if not data:
+            return
+        if self.writer is None:
+            log.error("cannot send a message: no transport")
+            return
+        try:
+            body = json.dumps(data, default=self._serialize_message)
+        except Exception:  # noqa: BLE001 - a bug in a handler's result, not in the session
+            log.exception("could not serialise a message to the client")
+            msg_id = getattr(data, "id", None)
+            if msg_id is None or getattr(data, "method", None) is not None:
+                return
+            error = {"code": INTERNAL_ERROR, "message": "Internal error: the result could not be serialised"}
+            body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error})
+        data = body.encode(self.CHARSET)
+        if self._include_headers:
+            header = f"Content-Length: {len(data)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            data = header.encode(self.CHARSET) + data
+        res = self.writer.write(data)
+        if inspect.isawaitable(res):
+            asyncio.ensure_future(res)
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):  # type: ignore[override]
+        """pygls' handler call, with the handler's future forgotten once it is done.
+
+        pygls keeps the future of every generator, coroutine and thread handler in
+        ``_request_futures`` under the message's id, and only a request's answer removes it: each
+        ``didOpen``/``didChange``/``didClose`` (built-in generator handlers, filed under a fresh
+        uuid) and each async user handler a generator calls stayed there for good, about 1.2 kB
+        a keystroke (3.7 MB after 3,000 didChange in ``benchmarks/load.py``).
+        """
+
+        def done(future) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:  # type: ignore[override]
+        future = self._request_futures.pop(msg_id, None)
+        if future is None:  # already answered: nothing to cancel (a normal race)
+            log.debug("$/cancelRequest for %r, which is already answered", msg_id)
+        elif future.cancel():
+            log.info("request %r cancelled", msg_id)
+
+    # --- receiving ------------------------------------------------------------------------------
+
+    def receive(self, raw: Any) -> None:
+        """Check one decoded message against the session's state and its method's types, answer
+        it with an error if it fails, else hand it to pygls (see ``lsp.transport``)."""
+        if isinstance(raw, Unreadable):
+            log.warning("a message is not JSON (%s); answered ParseError", raw.reason)
+            self.send_error(None, PARSE_ERROR, f"Parse error: {raw.reason}")
+            return
+        if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
+            log.warning("a message is not a JSON-RPC 2.0 object; answered InvalidRequest")
+            msg_id = raw.get("id") if isinstance(raw, dict) else None
+            self.send_error(_plain_id(msg_id), INVALID_REQUEST, 'Invalid request: not a JSON-RPC 2.0 object')
+            return
+        method = raw.get("method")
+        is_request = "id" in raw and method is not None
+        if method is not None and not isinstance(method, str) or is_request and _plain_id(raw["id"]) is None:
+            log.warning("a message has a bad method or id; answered InvalidRequest")
+            self.send_error(_plain_id(raw.get("id")), INVALID_REQUEST, "Invalid request: bad method or id")
+            return
+        if method is not None:
+            refusal = self._refusal(method, is_request)
+            if refusal is not None:
+                code, message = refusal
+                if is_request:
+                    log.warning("request %r (%s) refused: %s", raw["id"], method, message)
+                    self.send_error(raw["id"], code, message)
+                else:
+                    log.info("notification %s dropped: %s", method, message)
+                return
+        try:
+            message = self._structure(raw)
+        except Exception as exc:  # noqa: BLE001 - any malformed message is answered, never fatal
+            detail = _describe(exc)
+            if method is None:  # a response to our request that does not fit: fail that request
+                log.warning("the response to request %r is malformed: %s", raw.get("id"), detail)
+                future = self._request_futures.pop(raw.get("id"), None) if _plain_id(raw.get("id")) else None
+                if future is not None and not future.done():
+                    future.set_exception(JsonRpcException(f"malformed response: {detail}"))
+            elif is_request:
+                log.warning("request %r (%s) has invalid params: %s", raw["id"], method, detail)
+                self.send_error(raw["id"], INVALID_PARAMS, f"Invalid params for {method}: {detail}")
+            else:
+                log.warning("%s dropped: invalid params: %s", method or "a message", detail)
+            return
+        if is_request and method == types.INITIALIZE:
+            self.initialize_seen = True
+        try:
+            self.handle_message(message)
+        except Exception:  # noqa: BLE001 - a bug in a handler must not end the session
+            log.exception("failed to handle %s", method or "a response")
+            if is_request:
+                self.send_error(raw["id"], INTERNAL_ERROR, f"Internal error handling {method}")
+
+    def _refusal(self, method: str, is_request: bool) -> tuple[int, str] | None:
+        """The error for a message the session's state forbids (LSP 3.17 "Lifecycle Messages")."""
+        if method == types.CANCEL_REQUEST or method == types.EXIT:
+            return None
+        if not self.initialize_seen:
+            if method != types.INITIALIZE:
+                return SERVER_NOT_INITIALIZED, f"the server is not initialized: send initialize before {method}"
+        elif method == types.INITIALIZE:
+            return INVALID_REQUEST, "initialize may only be sent once"
+        if self._shutdown:
+            return INVALID_REQUEST, f"the server is shutting down: {method} after shutdown"
+        return None
+
+    def _structure(self, raw: dict[str, Any]) -> Any:
+        """The typed message (what pygls' ``structure_message`` makes, without its traceback log)."""
+        if "id" in raw and "method" not in raw:
+            if "error" in raw:
+                return self._converter.structure(raw, types.ResponseErrorMessage)
+            kind = self._result_types.pop(raw["id"], None) or JsonRPCResponseMessage
+            return self._converter.structure(raw, kind)
+        kind = self.get_message_type(raw["method"])
+        if kind is None:
+            kind = JsonRPCRequestMessage if "id" in raw else JsonRPCNotification
+            raw = {"params": None, **raw}  # custom methods may omit params
+        return self._converter.structure(raw, kind)
+
+
+def strict_converter():
+    """pygls' converter, but a param of the wrong JSON type is an error, not converted.
+
+    cattrs structures a primitive by calling its type, so ``{"query": ["a"]}`` became the query
+    ``"['a']"``, ``{"line": "3"}`` the line 3 and ``{"newName": null}`` the name ``"None"``; LSP
+    asks for InvalidParams instead.
+    """
+    converter = default_converter()
+
+    def check(kind: type, accepted: Any, name: str):
+        def structure(value: Any, wanted: Any) -> Any:
+            if isinstance(value, bool) and kind is not bool or not isinstance(value, accepted):
+                raise TypeError(f"expected {name}, got {type(value).__name__}")
+            # the hook also serves subclasses: IntEnums (DiagnosticSeverity) and str enums (MarkupKind)
+            return value if wanted is kind else wanted(value)
+
+        return structure
+
+    for kind, accepted, name in ((str, str, "a string"), (bool, bool, "true or false"),
+                                 (int, int, "an integer"), (float, (int, float), "a number")):
+        converter.register_structure_hook(kind, check(kind, accepted, name))
+    return converter
+
+
+def _plain_id(msg_id: Any) -> Any:
+    """A request id as JSON-RPC allows it (a string or an integer), else None."""
+    return msg_id if isinstance(msg_id, str) or isinstance(msg_id, int) and not isinstance(msg_id, bool) else None
+
+
+def _describe(exc: Exception) -> str:
+    """One line saying which params are wrong, with the field paths in the protocol's camelCase."""
+    if isinstance(exc, ClassValidationError):
+        found = transform_error(exc)
+        text = "; ".join(found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+
+    def camel(path: re.Match[str]) -> str:
+        return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), path.group(0))
+
+    return re.sub(r"\$\.[\w.\[\]]+", camel, text.replace("\n", " "))
 
 
 class VaultServer(LanguageServer):
     """The vaultlens server: vault states keyed by root, plus client-provided settings."""
 
     def __init__(self) -> None:
-        super().__init__("vaultlens", __version__, protocol_cls=VaultProtocol)
+        super().__init__("vaultlens", __version__, protocol_cls=VaultProtocol, converter_factory=strict_converter)
         self.vaults: dict[str, VaultState] = {}
         self.init_options: Any = None
         self.client_settings: Any = None
         self.index_tasks: list[asyncio.Task] = []
+        # Set by lsp.transport while it dispatches a didChange whose document changes again
+        # before the next request: apply the text, skip the re-parse.
+        self.change_superseded = False
+
+    def start_io(self, stdin=None, stdout=None) -> int:  # type: ignore[override]
+        """Serve over stdio with ``lsp.transport``'s loop; the process's exit code."""
+        return run_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
 
     # --- settings -------------------------------------------------------------------------
 
@@ -156,6 +414,5 @@ def run(argv: Sequence[str]) -> int:
         if not port.isdigit():
             parser.error("--tcp takes HOST:PORT, for example 127.0.0.1:2087")
         server.start_tcp(host or "127.0.0.1", int(port))
-    else:
-        server.start_io()
-    return 0
+        return 0
+    return server.start_io()

@@ -73,6 +73,8 @@ def register(server: VaultServer) -> None:
             path = uri_to_path(params.text_document.uri)
             if path is None or not path.lower().endswith(".md"):
                 return
+            if any(path.startswith(root.rstrip(os.sep) + os.sep) for root in ls.vaults):
+                return  # in a vault's folder, through a symbolic link that leads out of it: no page
             state = ls.add_vault(ls.root_for_loose_file(path))
             ls.index_tasks.append(asyncio.create_task(index_vault(ls, state)))
             found = ls.state_for_path(path)
@@ -83,6 +85,8 @@ def register(server: VaultServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: VaultServer, params: types.DidChangeTextDocumentParams) -> None:
+        if ls.change_superseded:  # the buffer already has the text; the next change re-parses it
+            return
         found = ls.state_for_uri(params.text_document.uri)
         if found is not None:
             _from_buffer(ls, *found, params.text_document.uri)
