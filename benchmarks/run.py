@@ -300,7 +300,9 @@ def main(argv: list[str] | None = None) -> int:
         generator = make_vault(size, root, args.seed, bench_dir)
         settle(root)
         index_dir = work / f"index{size}"
-        env = {"VAULTLENS_CACHE_DIR": str(index_dir)}
+        # the index goes to index_dir; XDG_CACHE_HOME too, so that an index some other run left
+        # in the user's cache folder (the fallback location) can never make a cold start warm
+        env = {"VAULTLENS_CACHE_DIR": str(index_dir), "XDG_CACHE_HOME": str(index_dir / "xdg")}
         print(f"[{size:,} pages, {generator}] vaultlens cold …", file=sys.stderr)
         colds = []
         for _ in range(args.runs):  # each cold session starts without an index

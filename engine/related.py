@@ -12,7 +12,7 @@ so no page is unpacked or link re-resolved here.
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from .model import Hit, Match
 from .text import collapse
@@ -68,24 +68,33 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
             if other != path:
                 tags[other].append(tag)
 
-    cited_with: dict[str, set[str]] = defaultdict(set)
+    # co-cited and shared-link: counted in C over the neighbours' link sets; which pages make
+    # up a count is worked out again only for the hits returned (``evidence``).
+    citers: dict[str, set[str]] = {}  # page linking here -> the pages it links to
+    cited = Counter()
     for citer in in_body | set(in_typed):
-        body, typed_out = _resolved_targets(vault, citer)
-        targets = body | set(typed_out)
+        targets = vault.outlink_paths(citer)
+        targets.discard(citer)
         if len(targets) > RELATED_FANOUT:
             continue
-        for other in targets:
-            if other != path:
-                cited_with[other].add(citer)
-
-    shares: dict[str, set[str]] = defaultdict(set)
+        targets.discard(path)
+        citers[citer] = targets
+        cited.update(targets)
+    linked: dict[str, set[str]] = {}  # page linked from here -> the pages linking to it
+    sharing = Counter()
     for target in out_body | set(out_typed):
         sources = vault.linking_pages(target)
         if len(sources) > RELATED_FANOUT:
             continue
-        for other in sources:
-            if other != path and other != target:
-                shares[other].add(target)
+        sources.discard(path)
+        sources.discard(target)
+        linked[target] = sources
+        sharing.update(sources)
+
+    def evidence(channel: str, other: str) -> set[str]:
+        if channel == "co-cited":
+            return {citer for citer, targets in citers.items() if other in targets}
+        return {target for target, sources in linked.items() if other in sources}
 
     words: dict[str, list[str]] = defaultdict(list)
     for token in sorted(vault.fields[path].title_set):
@@ -109,10 +118,13 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
         scores[other] += points["typed-edge"] * len(predicates)
     for other, shared in tags.items():
         scores[other] += points["shared-tag"] * len(shared)
-    for channel, evidence in (("co-cited", cited_with), ("shared-link", shares), ("title-term", words)):
+    for channel, counts in (("co-cited", cited), ("shared-link", sharing)):
         worth = points[channel]
-        for other, items in evidence.items():
-            scores[other] += worth * min(len(items), RELATED_CAP)
+        for other, n in counts.items():
+            scores[other] += worth * min(n, RELATED_CAP)
+    worth = points["title-term"]
+    for other, tokens in words.items():
+        scores[other] += worth * min(len(tokens), RELATED_CAP)
 
     def titles(paths: set[str]) -> str:
         return ", ".join(sorted(vault.pages[p].title for p in paths)[:RELATED_CAP])
@@ -127,12 +139,12 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
             found.append(Match("typed-edge", predicate, 1, points["typed-edge"]))
         for tag in tags.get(other, ()):
             found.append(Match("shared-tag", tag, 1, points["shared-tag"]))
-        if other in cited_with:
-            n = len(cited_with[other])
-            found.append(Match("co-cited", "", n, points["co-cited"] * min(n, RELATED_CAP), "", titles(cited_with[other])))
-        if other in shares:
-            n = len(shares[other])
-            found.append(Match("shared-link", "", n, points["shared-link"] * min(n, RELATED_CAP), "", titles(shares[other])))
+        if cited.get(other):
+            n = cited[other]
+            found.append(Match("co-cited", "", n, points["co-cited"] * min(n, RELATED_CAP), "", titles(evidence("co-cited", other))))
+        if sharing.get(other):
+            n = sharing[other]
+            found.append(Match("shared-link", "", n, points["shared-link"] * min(n, RELATED_CAP), "", titles(evidence("shared-link", other))))
         if other in words:
             tokens = words[other]
             n = len(tokens)

@@ -535,6 +535,12 @@ class Vault:
         flat = self._targets.get(path, ())
         return list(zip(flat[::2], flat[1::2]))
 
+    def outlink_paths(self, path: str) -> set[str]:
+        """The pages the page's links and edges resolve to (a new set; ``outlink_targets``
+        without the kinds)."""
+        self._resolved()
+        return set(self._targets.get(path, ())[1::2])
+
     def linking_pages(self, path: str) -> set[str]:
         """The pages with at least one link or edge that names ``path`` and resolves to it (itself
         included when it links to itself by name, not by ``[[#heading]]``); O(answer)."""
