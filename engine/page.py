@@ -85,6 +85,9 @@ def parse_page(path: str, data: str | bytes, *, label_first: bool = False) -> Pa
                 problems.append(Problem("invalid-utf16", "text has lone UTF-16 surrogates; shown as '?'", 0))
     if text.startswith("\ufeff"):
         text = text[1:]
+    if "\x00" in text:  # Markdown has no use for NUL: most likely a binary file named .md
+        line = len(_LINE_SPLIT.split(text[: text.index("\x00")])) - 1
+        problems.append(Problem("nul-bytes", "text has NUL bytes (a binary file?); indexed as text", line))
     lines = text.split("\n") if "\r" not in text else _LINE_SPLIT.split(text)
 
     meta, body_start = _frontmatter(lines, problems)
@@ -158,14 +161,18 @@ def _frontmatter(lines: list[str], problems: list[Problem]) -> tuple[dict[str, A
         reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         problems.append(Problem("frontmatter-yaml", f"malformed YAML frontmatter: {reason}", min(line, close)))
         return {}, close + 1
-    except (RecursionError, ValueError, TypeError, OverflowError) as exc:
+    except RecursionError:
+        problems.append(Problem("frontmatter-yaml", "malformed YAML frontmatter: nested too deeply", 1))
+        return {}, close + 1
+    except (ValueError, TypeError, OverflowError) as exc:
         problems.append(Problem("frontmatter-yaml", f"malformed YAML frontmatter: {exc}", 1))
         return {}, close + 1
     if loaded is None:
         return {}, close + 1
     if not isinstance(loaded, dict):
         problems.append(
-            Problem("frontmatter-not-mapping", f"frontmatter is a {type(loaded).__name__}, not a mapping of keys", 1)
+            Problem("frontmatter-not-mapping", f"frontmatter is {_KINDS.get(type(loaded), 'a single value')}, "
+                    "not a mapping of keys (key: value lines)", 1)
         )
         return {}, close + 1
     budget = [META_NODE_BUDGET]
@@ -173,6 +180,9 @@ def _frontmatter(lines: list[str], problems: list[Problem]) -> tuple[dict[str, A
     if budget[0] < 0:
         problems.append(Problem("frontmatter-too-large", "frontmatter is too large or too nested; cut short", 1))
     return meta if isinstance(meta, dict) else {}, close + 1
+
+
+_KINDS = {list: "a list", str: "a line of text"}  # what frontmatter that is not a mapping is
 
 
 # A fast reader for the frontmatter most vaults write: ``key: scalar``, ``key: [a, "b"]`` and
@@ -339,7 +349,7 @@ def _json_safe(value: Any, budget: list[int], depth: int = 0) -> Any:
         for k, v in value.items():
             if budget[0] < 0:
                 break
-            out[str(k) if not isinstance(k, str) else k] = _json_safe(v, budget, depth + 1)
+            out[_clean(k) if isinstance(k, str) else str(k)] = _json_safe(v, budget, depth + 1)
         return out
     if isinstance(value, (list, tuple, set)):
         out_list = []
@@ -350,13 +360,27 @@ def _json_safe(value: Any, budget: list[int], depth: int = 0) -> Any:
         return out_list
     if isinstance(value, (_dt.date, _dt.datetime, _dt.time)):
         return value.isoformat()
-    if value is None or isinstance(value, (bool, int, str)):
+    if isinstance(value, str):
+        return _clean(value)
+    if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
         return value if value == value and value not in (float("inf"), float("-inf")) else str(value)
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return str(value)
+
+
+def _clean(text: str) -> str:
+    """``text`` with lone surrogates (a YAML ``"\\ud800"`` escape, which the pure-Python loader
+    accepts) as ``?``, so nothing that cannot be written as UTF-8 reaches the index."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def _text_value(value: Any) -> str:
@@ -632,9 +656,12 @@ def _links_in_line(
     ``wide`` is False when ``source`` is ASCII, where code-point and UTF-16 columns agree.
     """
     found: list[tuple[int, Link]] = []
+    # Matches are found on the masked line; their text is taken from ``source`` (same code-point
+    # indexes), so inline code inside a link (``[[a `b` c]]``) stays as written.
+    masked = line is not source
     if "[[" in line:
         for m in _WIKILINK.finditer(line):
-            inner = m.group(1)
+            inner = source[m.start(1) : m.end(1)] if masked else m.group(1)
             if "|" in inner or "#" in inner or "\\" in inner or "dendron://" in inner:
                 target, heading, block, label = _split_inner(inner, label_first)
                 if not target and not heading and not block:
@@ -661,11 +688,13 @@ def _links_in_line(
             else:
                 span = Span(lineno, start, lineno, end)
                 tspan = Span(lineno, tstart, lineno, tend)
-            link = Link("embed" if embed else "wiki", target, heading, block, label, span, tspan, line[start:end])
+            link = Link("embed" if embed else "wiki", target, heading, block, label, span, tspan, source[start:end])
             found.append((start, link))
     if "](" in line:
         col = (lambda i: utf16_col(source, i)) if wide else (lambda i: i)
         for m in _MDLINK.finditer(line):
+            if masked:
+                m = _MDLINK.match(source, m.start(), m.end()) or m  # the same link, as written
             dest = m.group(2)
             if dest.startswith("<"):
                 dest = dest[1:-1]
@@ -690,7 +719,7 @@ def _links_in_line(
             span = Span(lineno, col(start), lineno, col(end))
             ds = m.start(2) + (1 if m.group(2).startswith("<") else 0)
             tspan = Span(lineno, col(ds), lineno, col(ds + len(dest)))
-            link = Link("embed" if embed else "md", target, heading, block, m.group(1) or None, span, tspan, line[start:end])
+            link = Link("embed" if embed else "md", target, heading, block, m.group(1) or None, span, tspan, source[start:end])
             found.append((start, link))
         found.sort(key=lambda item: item[0])
     out.extend(link for _, link in found)

@@ -145,52 +145,131 @@ def grep(
 # --- glob ------------------------------------------------------------------------------------
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as a regex: ``**`` any folders, ``*`` and ``?`` within a segment, ``[abc]`` classes."""
-    if len(pattern) > GLOB_MAX_PATTERN:
-        raise RetrievalError(f"glob is longer than {GLOB_MAX_PATTERN} characters")
-    p = pattern.strip().lstrip("./") if pattern.strip().startswith("./") else pattern.strip()
-    out = []
-    i = 0
-    while i < len(p):
-        c = p[i]
-        if p.startswith("**/", i):
-            out.append("(?:[^/]*/)*")
-            i += 3
-        elif p.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            j = p.find("]", i + 1)
-            if j < 0:
-                out.append(re.escape(c))
+class Glob:
+    """A compiled glob: ``**`` any folders, ``*`` and ``?`` within a segment, ``[abc]`` classes.
+
+    Matching simulates the glob's automaton one character at a time (the sets of states met are
+    memoised, as a lazily built DFA), so it takes time linear in the path whatever the pattern:
+    a regex translation would backtrack exponentially on ``**a**a**a…b``.
+    """
+
+    _CLASS, _ONE, _STAR, _ANY, _DIRS = "class", "one", "star", "any", "dirs"  # token kinds
+
+    def __init__(self, pattern: str) -> None:
+        if len(pattern) > GLOB_MAX_PATTERN:
+            raise RetrievalError(f"glob is longer than {GLOB_MAX_PATTERN} characters")
+        p = pattern.strip().lstrip("./") if pattern.strip().startswith("./") else pattern.strip()
+        tokens: list[tuple[str, Any]] = []  # (kind, literal text or class regex)
+        i = 0
+        while i < len(p):
+            c = p[i]
+            if p.startswith("**/", i):
+                tokens.append((self._DIRS, None))  # (?:[^/]*/)*: no folder or any folders
+                i += 3
+            elif p.startswith("**", i):
+                tokens.append((self._ANY, None))  # .*
+                i += 2
+            elif c == "*":
+                tokens.append((self._STAR, None))  # [^/]*
                 i += 1
-            else:
+            elif c == "?":
+                tokens.append((self._ONE, None))  # [^/]
+                i += 1
+            elif c == "[" and p.find("]", i + 1) >= 0:
+                j = p.find("]", i + 1)
                 body = p[i + 1 : j].replace("\\", "\\\\")
                 if body.startswith("!"):
                     body = "^" + body[1:]
-                out.append(f"[{body}]")
+                try:
+                    tokens.append((self._CLASS, re.compile(f"[{body}]")))
+                except re.error as exc:
+                    raise RetrievalError(f"glob does not compile: {exc}") from None
                 i = j + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    try:
-        return re.compile("".join(out) + r"\Z")
-    except re.error as exc:
-        raise RetrievalError(f"glob does not compile: {exc}") from None
+            else:
+                tokens.append(("literal", c))
+                i += 1
+        # Runs of wildcards that match the same strings as their widest member are one token.
+        merged: list[tuple[str, Any]] = []
+        for token in tokens:
+            last = merged[-1][0] if merged else None
+            if token[0] in (self._STAR, self._ANY, self._DIRS) and last == token[0]:
+                continue
+            if token[0] == self._STAR and last == self._ANY or token[0] == self._ANY and last == self._STAR:
+                merged[-1] = (self._ANY, None)
+                continue
+            merged.append(token)
+        self.tokens = tuple(merged)
+        self._end = len(self.tokens)
+        self._start = self._closure({0})
+        self._steps: dict[tuple[frozenset[int], str], frozenset[int]] = {}
+
+    def _closure(self, states: set[int]) -> frozenset[int]:
+        """``states`` plus every state reached by a wildcard matching nothing."""
+        todo = list(states)
+        out = set(states)
+        while todo:
+            s = todo.pop()
+            if 0 <= s < self._end and self.tokens[s][0] in (self._STAR, self._ANY, self._DIRS) and s + 1 not in out:
+                out.add(s + 1)
+                todo.append(s + 1)
+        return frozenset(out)
+
+    def _step(self, states: frozenset[int], ch: str) -> frozenset[int]:
+        # State s < end: before token s; state end: matched; state -1 - s: inside a folder name
+        # of the ``**/`` token s (it returns to s after the next "/").
+        nxt: set[int] = set()
+        for s in states:
+            if s < 0:
+                nxt.add(-1 - s if ch == "/" else s)
+                continue
+            if s == self._end:
+                continue
+            kind, value = self.tokens[s]
+            if kind == "literal":
+                if ch == value:
+                    nxt.add(s + 1)
+            elif kind == self._ONE:
+                if ch != "/":
+                    nxt.add(s + 1)
+            elif kind == self._CLASS:
+                if value.match(ch):
+                    nxt.add(s + 1)
+            elif kind == self._STAR:
+                if ch != "/":
+                    nxt.add(s)
+            elif kind == self._ANY:
+                nxt.add(s)
+            else:  # _DIRS
+                nxt.add(s if ch == "/" else -1 - s)
+        return self._closure(nxt)
+
+    def matches(self, path: str) -> bool:
+        """Whether the whole of ``path`` matches."""
+        states = self._start
+        steps = self._steps
+        for ch in path:
+            key = (states, ch)
+            found = steps.get(key)
+            if found is None:
+                found = self._step(states, ch)
+                if len(steps) < GLOB_MAX_STATES:
+                    steps[key] = found
+            states = found
+            if not states:
+                return False
+        return self._end in states
+
+
+GLOB_MAX_STATES = 100_000  # memoised automaton steps per glob (memory bound; matching stays linear)
 
 
 def glob(vault: Vault, pattern: str, limit: int = 0) -> dict[str, Any]:
     """Pages whose vault-relative path matches the glob, sorted. A pattern naming a folder
     (``wiki/ai/*``) matches the pages directly in it; ``**`` reaches below."""
-    rx = glob_regex(pattern)
-    files = [p for p in vault.sorted_paths() if rx.match(p) or rx.match(p[:-3] if p.endswith(".md") else p)]
+    matcher = Glob(pattern)
+    files = [
+        p for p in vault.sorted_paths() if matcher.matches(p) or (p.endswith(".md") and matcher.matches(p[:-3]))
+    ]
     count = len(files)
     if limit > 0:
         files = files[:limit]

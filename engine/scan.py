@@ -12,6 +12,7 @@ back as the index's own chunks (``engine.compact`` records plus ``vault.index_pa
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import gc
 import logging
@@ -124,18 +125,41 @@ def list_pages(root: str, exclude: Iterable[str] = (), *, stats: bool = False) -
     return Listing(tuple(paths), tuple(warnings), found_stats)
 
 
-def read_bytes(root: str, rel: str) -> bytes:
-    """A page's bytes (raises OSError when it is gone or unreadable)."""
+class OutsideVault(PermissionError):
+    """A path that leads out of the vault (``..``, an absolute path or a symbolic link): never read."""
+
+
+def confined_path(root: str, rel: str) -> str:
+    """The file-system path of ``rel`` in the vault, or OutsideVault when its real path (symbolic
+    links followed) is not inside the vault's real path."""
     full = os.path.join(root, rel)
-    with open(full, "rb") as fh:
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(full)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise OutsideVault(errno.EACCES, "the path leads outside the vault", rel)
+    return full
+
+
+def read_bytes(root: str, rel: str) -> bytes:
+    """A file's bytes, confined to the vault: raises OSError when it is gone or unreadable, and
+    OutsideVault (an OSError) when ``rel`` or a symbolic link on the way leads outside."""
+    with open(confined_path(root, rel), "rb") as fh:
+        return fh.read(MAX_READ_BYTES + 1)
+
+
+def _read_listed(root: str, rel: str) -> bytes:
+    """``read_bytes`` for a path ``list_pages`` just found inside the vault, without checking
+    again (two ``realpath`` calls would cost more than the read on a cold load)."""
+    with open(os.path.join(root, rel), "rb") as fh:
         return fh.read(MAX_READ_BYTES + 1)
 
 
 def load_page(root: str, rel: str, *, label_first: bool = False) -> Page | None:
-    """Read and parse one page; None when the file vanished, a bare page when unreadable."""
+    """Read and parse one page; None when the file vanished or leads outside the vault, a bare
+    page when unreadable."""
     try:
         data = read_bytes(root, rel)
-    except FileNotFoundError:
+    except (FileNotFoundError, OutsideVault):
         return None
     except OSError as exc:
         page = parse_page(rel, b"", label_first=label_first)
@@ -160,6 +184,8 @@ def load_vocabulary(root: str) -> Vocabulary:
         data = read_bytes(root, VOCABULARY_FILE)
     except FileNotFoundError:
         return Vocabulary()
+    except OutsideVault:
+        return Vocabulary({}, (f"{VOCABULARY_FILE}: not read: it is a symbolic link that leads outside the vault",))
     except OSError as exc:
         return Vocabulary({}, (f"{VOCABULARY_FILE}: cannot read: {exc.strerror or exc}",))
     return parse_vocabulary(data)
@@ -194,7 +220,7 @@ def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int] 
     manifest: list[tuple[str, int, int, bytes]] = []
     for rel, stat in zip(rels, stats):
         try:
-            data = read_bytes(root, rel)
+            data = _read_listed(root, rel)
         except FileNotFoundError:
             continue
         except OSError as exc:
@@ -590,7 +616,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
 
 def _same_content(root: str, rel: str, digest: bytes) -> bool:
     try:
-        return content_hash(read_bytes(root, rel)) == digest
+        return content_hash(_read_listed(root, rel)) == digest
     except OSError:
         return False
 

@@ -14,6 +14,9 @@ import snowballstemmer
 
 _TOKEN = re.compile(r"[^\W_]+")
 _STEMMER = snowballstemmer.stemmer("porter")
+# No word is this long; the stemmer's pure-Python loops would take minutes on a page that is
+# one multi-megabyte token, so longer tokens are their own stem.
+MAX_STEM_CHARS = 64
 
 
 def tokenize(text: str) -> list[str]:
@@ -33,6 +36,8 @@ def stem(token: str) -> str:
     Folding here puts ``café`` and ``cafe`` in one stem group, so the vault's stem index finds
     both; scoring tells a diacritics-only difference (``folded-term``) from a stem match.
     """
+    if len(token) > MAX_STEM_CHARS:
+        return fold(token)
     return _STEMMER.stemWord(fold(token))
 
 

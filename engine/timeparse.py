@@ -28,7 +28,10 @@ def parse_bound(text: str, now: dt.datetime) -> dt.datetime:
     """A ``--since``/``--until`` value as an aware UTC datetime; TimeError names the accepted forms."""
     m = _RELATIVE.match(text)
     if m:
-        return now - dt.timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2).lower()])
+        try:
+            return now - dt.timedelta(seconds=int(m.group(1)) * _UNITS[m.group(2).lower()])
+        except OverflowError:  # 999999w: before the year 1
+            raise TimeError(f"{text.strip()!r} reaches back before the year 1") from None
     when = parse_time(text)
     if when is None:
         raise TimeError(f"not a time: {text!r}; use {ACCEPTED}")
@@ -61,7 +64,10 @@ def parse_time(value: object) -> dt.datetime | None:
             return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return when.astimezone(UTC)
+    try:
+        return when.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:59-01:00 is after the year 9999 in UTC
+        return None
 
 
 def _epoch(seconds: float) -> dt.datetime | None:
