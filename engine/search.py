@@ -183,10 +183,10 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
         for path in holders:
             bound[path] = bound.get(path, base) + body_max
     floor = best[0][0] if len(best) == limit else -math.inf
-    rest = sorted(((-b, pages[path].title.casefold(), path) for path, b in bound.items() if b + later >= floor))
+    rest = sorted((-b, path) for path, b in bound.items() if b + later >= floor)
     avg = plan.avg_body
     seq = query.tokens
-    for neg, _title, path in rest:
+    for neg, path in rest:
         if len(best) == limit and -neg + later < best[0][0]:
             break
         page, f = pages[path], fields[path]
@@ -208,7 +208,9 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
                 tight += POINTS["body-term"] * min(count, BODY_CAP) + _body_bm25(count, f.lengths[4], avg, tp.idf)
             else:
                 tight += stand_in
-        prior = link_prior(vault, page)
+        if not can_enter(path, tight + later):
+            continue
+        prior = link_prior(vault, page)  # only now: its exact value, instead of its bound
         if can_enter(path, tight + (prior[3] if prior else 0) + later - POINTS["link-prior"]):
             score(path)
     return scored

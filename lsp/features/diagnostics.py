@@ -34,6 +34,7 @@ SOURCE = "vaultlens"
 # request that arrives meanwhile be read and answered before the next slice.
 SLICE = 0.005
 PAUSE = 0.004
+DEBOUNCE = 0.05  # seconds without a change before changed pages are checked again
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
@@ -112,9 +113,39 @@ def _refresh(ls: VaultServer) -> None:
 
 
 def on_page(ls: VaultServer, state: VaultState, rel: str, before: Page | None) -> None:
-    """After page ``rel`` changed (``before`` is what it was): re-check the pages it affects."""
+    """After page ``rel`` changed (``before`` is what it was): re-check the pages it affects once
+    the changes pause for DEBOUNCE seconds, so a keystroke's answer (completion, hover) never
+    waits for diagnostics and a burst of edits is checked once, from the page as it was before
+    the burst's first change."""
     if not state.indexed.is_set():
         return  # the push after the scan covers everything
+    pending = _pending(state)
+    if rel not in pending:
+        pending[rel] = before
+    timer = state.__dict__.get("diagnostics_timer")
+    if timer is not None:
+        timer.cancel()
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not in the server's loop (a direct call): check at once
+        flush(ls, state)
+        return
+    state.__dict__["diagnostics_timer"] = loop.call_later(DEBOUNCE, flush, ls, state)
+
+
+def _pending(state: VaultState) -> dict[str, Page | None]:
+    return state.__dict__.setdefault("pending_diagnostics", {})
+
+
+def flush(ls: VaultServer, state: VaultState) -> None:
+    """Re-check now the pages changed since the last check (see ``on_page``)."""
+    state.__dict__.pop("diagnostics_timer", None)
+    pending = state.__dict__.pop("pending_diagnostics", {})
+    for rel in sorted(pending):
+        _recheck(ls, state, rel, pending[rel])
+
+
+def _recheck(ls: VaultServer, state: VaultState, rel: str, before: Page | None) -> None:
     try:
         docs = open_documents(ls, state)
         affected = set(pages_affected(state.vault, before, state.vault.get(rel))) | {rel}
