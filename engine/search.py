@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 
 from .graph import walk_typed_edges
 from .hybrid import VectorArm, hybrid_search
-from .model import Hit
+from .fields import PageFields
+from .model import Hit, Page
 from .query import Query, context_page, passes_filters
-from .scoring import Plan, _body_bm25, _starts_with_typed, candidates, link_prior, make_plan, page_components, to_matches
+from .scoring import Plan, _body_bm25, _starts_with_typed, candidates, exact_points, link_prior, make_plan, page_components, to_matches
 from .snippet import make_snippet
 from .vault import Vault
 from .vault import PREFIX_TOKENS
-from .weights import BM25_K1, BM25_SCALE, BODY_CAP, FIXED_STEP, FOLDED_MINOR, GRAPH_HOP2, POINTS, PREFIX_ALIAS, SYNONYM_MINOR
+from .weights import BM25_K1, BM25_SCALE, BODY_CAP, FIXED_STEP, FOLDED_MINOR, GRAPH_HOP2, HEADING_EXACT, PATH_LEAF, POINTS, PREFIX_ALIAS, SYNONYM_MINOR
 
 
 def score_of(points: Iterable[int | float]) -> int | float:
@@ -159,12 +161,76 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
             return True
         return most == best[0][0] and (pages[path].title.casefold(), path) < best[0][1].key
 
-    for path in strong:
+    # Strong candidates, those with the most terms in a title or alias first; once the bar is
+    # set, each is first bounded from its fields (``strong_bound``) and scored only if that can
+    # still reach it.
+    later = POINTS["link-prior"] + (POINTS["context-edge"] if query.context else 0)
+    per_word = []  # per term: its plan, every word standing for it, what stand-ins earn in the body
+    named = Counter()
+    for tp in plan.terms:
+        stand_for = {tp.term, *tp.stems, *tp.folded, *tp.fuzzy}
+        for synonym in tp.synonyms:
+            stand_for.update(synonym)
+        per_word.append((tp, frozenset(stand_for),
+                         (SYNONYM_MINOR if tp.synonyms or tp.variants else 0) + (FOLDED_MINOR if tp.fuzzy else 0)))
+        holders: set[str] = set()
+        for word in stand_for:
+            holders.update(vault.name_postings.get(word, ()))
+        named.update(holders)
+    seq = set(query.tokens)
+    exact_max = exact_points(query)
+    avg = plan.avg_body
+
+    def strong_bound(page: Page, f: PageFields) -> float:
+        """At most what ``page_components`` can give the page (plus ``later``); every channel
+        bounded from set look-ups (see ``weights`` for the points)."""
+        if not (page.title.isascii() and page.stem.isascii() and all(a.isascii() for a in page.aliases)):
+            return math.inf  # _exact_name folds diacritics
+        total: float = later
+        title_set, alias_set = f.title_set, f.alias_set
+        for tp, stand_for, stand_in in per_word:
+            term = tp.term
+            in_title = term in title_set
+            if in_title:
+                total += POINTS["title-term"]
+            elif not title_set.isdisjoint(stand_for):
+                total += POINTS["synonym-term"] + POINTS["fuzzy-term"]  # stand-ins: at most 4
+            if not alias_set.isdisjoint(stand_for):
+                total += POINTS["alias-term"]  # or stand-ins: at most 4
+            if not f.tag_names.isdisjoint(stand_for) or not f.tag_tokens.isdisjoint(stand_for):
+                total += POINTS["tag-term"]  # or stand-ins: at most 3
+            count = f.body_counts.get(term, 0)
+            if count:
+                total += POINTS["body-term"] * min(count, BODY_CAP) + _body_bm25(count, f.lengths[4], avg, tp.idf)
+            else:
+                total += stand_in
+            if term in f.heading_set:
+                total += POINTS["heading-term"]
+            if not in_title and term in f.path_tokens:
+                total += PATH_LEAF
+        if seq:
+            if seq <= title_set or seq <= alias_set:
+                total += POINTS["title-phrase"] + exact_max
+            elif seq <= f.path_tokens:
+                total += max(exact_max, POINTS["leaf-exact"])  # a file name or leaf exactly
+            if seq <= f.heading_set:
+                total += HEADING_EXACT
+        if title_set and title_set <= words:
+            total += POINTS["title-cover"]
+        if partial and (prefix_cut or path_prefixed(title_set, alias_set)):
+            total += POINTS["prefix-phrase"] + POINTS["prefix-term"]
+        return total
+
+    def path_prefixed(title_set: frozenset[str], alias_set: frozenset[str]) -> bool:
+        return any(t.startswith(partial) for t in title_set) or any(t.startswith(partial) for t in alias_set)  # type: ignore[arg-type]
+
+    for path in sorted(strong, key=lambda p: (-named.get(p, 0), p)):
+        if len(best) == limit and not can_enter(path, strong_bound(pages[path], fields[path])):
+            continue
         score(path)
 
     # Every other candidate: a coarse bound from the terms it holds (and the prefix channels),
     # then, while that reaches the bar, a tight one from its body counts and name tokens.
-    later = POINTS["link-prior"] + (POINTS["context-edge"] if query.context else 0)
     prefix_max = POINTS["prefix-phrase"] + POINTS["prefix-term"]
     postings = vault.postings
     bound: dict[str, float] = dict.fromkeys(prefixed, prefix_max)
@@ -184,8 +250,6 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
             bound[path] = bound.get(path, base) + body_max
     floor = best[0][0] if len(best) == limit else -math.inf
     rest = sorted((-b, path) for path, b in bound.items() if b + later >= floor)
-    avg = plan.avg_body
-    seq = query.tokens
     for neg, path in rest:
         if len(best) == limit and -neg + later < best[0][0]:
             break
@@ -195,7 +259,7 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
             continue
         tight = 0.0
         if partial and (prefix_cut or path in prefixed):
-            if any(_starts_with_typed(tokens, seq) for tokens in (f.title_tokens, *f.alias_tokens)):
+            if any(_starts_with_typed(tokens, query.tokens) for tokens in (f.title_tokens, *f.alias_tokens)):
                 tight += POINTS["prefix-phrase"]
             if any(t.startswith(partial) for t in f.title_set):
                 tight += POINTS["prefix-term"]
