@@ -15,7 +15,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -325,6 +325,7 @@ class VaultServer(LanguageServer):
         # Set by lsp.transport while it dispatches a didChange whose document changes again
         # before the next request: apply the text, skip the re-parse.
         self.change_superseded = False
+        self.input_pending: Callable[[], bool] = lambda: False  # set by lsp/transport.py
 
     def start_io(self, stdin=None, stdout=None) -> int:  # type: ignore[override]
         """Serve over stdio with ``lsp.transport``'s loop; the process's exit code."""

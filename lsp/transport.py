@@ -212,7 +212,10 @@ async def serve(server: VaultServer, stdin: BinaryIO) -> int:
     """Handle messages from ``stdin`` until ``exit`` or end of input; the process's exit code."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
+    counts = [0, 0]  # messages the reader delivered, messages the loop took (ints: atomic under the GIL)
+
     def deliver(message: Any) -> None:
+        counts[0] += 1
         try:
             loop.call_soon_threadsafe(queue.put_nowait, message)
         except RuntimeError:  # the loop has closed: the server is exiting
@@ -228,7 +231,12 @@ async def serve(server: VaultServer, stdin: BinaryIO) -> int:
     protocol = server.protocol
     backlog = Backlog()
 
+    # Long background work (the vault-wide diagnostics push) asks this between steps and
+    # pauses while a message waits, so an answer never waits for a whole slice of it.
+    server.input_pending = lambda: counts[0] > counts[1] or bool(backlog)
+
     def take(message: Any) -> None:
+        counts[1] += 1
         target = backlog.add(message)
         if target is not None:
             log.info("request %r cancelled before it ran", target)

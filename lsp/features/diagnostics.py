@@ -29,10 +29,10 @@ from .changes import open_documents, texts_for, to_location, uri_of, wait_indexe
 
 log = logging.getLogger("vaultlens")
 SOURCE = "vaultlens"
-# The push after the scan works in slices of SLICE seconds with a PAUSE between them: pygls
-# reads stdin a line at a time through a thread, so only a real pause (not ``sleep(0)``) lets a
-# request that arrives meanwhile be read and answered before the next slice.
-SLICE = 0.005
+# The push after the scan works in slices of at most SLICE seconds with a PAUSE between them,
+# and pauses at once when a message is waiting (``VaultServer.input_pending``), so a request
+# that arrives meanwhile waits for one page's findings at most.
+SLICE = 0.02
 PAUSE = 0.004
 DEBOUNCE = 0.05  # seconds without a change before changed pages are checked again
 _SEVERITY = {
@@ -166,7 +166,7 @@ async def publish_vault(ls: VaultServer, state: VaultState) -> None:
         deadline = time.perf_counter() + SLICE
         for path in paths:
             publish(ls, state, path, docs)
-            if time.perf_counter() > deadline:
+            if time.perf_counter() > deadline or ls.input_pending():
                 await asyncio.sleep(PAUSE)
                 docs = open_documents(ls, state)
                 deadline = time.perf_counter() + SLICE
