@@ -16,6 +16,8 @@ import sys
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from engine.scan import read_bytes
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -170,11 +172,10 @@ def load_vault_settings(root: str, base: Settings | None = None) -> tuple[Settin
     """Defaults, then ``.obsidian/app.json`` folders, then the vault's ``.vaultlens.toml``."""
     settings = base or Settings()
     warnings: list[str] = []
-    app = os.path.join(root, ".obsidian", "app.json")
-    if os.path.isfile(app):
+    app = os.path.join(".obsidian", "app.json")
+    if os.path.isfile(os.path.join(root, app)):
         try:
-            with open(app, encoding="utf-8") as fh:
-                data = json.load(fh)
+            data = json.loads(read_bytes(root, app))  # confined: a symlink out of the vault is not read
             if isinstance(data, dict):
                 if isinstance(data.get("newFileFolderPath"), str) and data.get("newFileLocation") == "folder":
                     settings = replace(settings, new_note_folder=data["newFileFolderPath"].strip("/"))
@@ -182,12 +183,10 @@ def load_vault_settings(root: str, base: Settings | None = None) -> tuple[Settin
                     settings = replace(settings, attachment_folder=data["attachmentFolderPath"].strip("/"))
         except (OSError, ValueError) as exc:
             warnings.append(f".obsidian/app.json: not read ({exc})")
-    path = os.path.join(root, SETTINGS_FILE)
-    if os.path.isfile(path):
+    if os.path.isfile(os.path.join(root, SETTINGS_FILE)):
         try:
-            with open(path, "rb") as fh:
-                data = tomllib.load(fh)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+            data = tomllib.loads(read_bytes(root, SETTINGS_FILE).decode("utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             warnings.append(f"{SETTINGS_FILE}: not read ({exc}); using defaults")
         else:
             settings, more = merge(settings, data, SETTINGS_FILE)

@@ -314,3 +314,25 @@ async def test_opening_a_link_out_in_a_subfolder_makes_no_vault_of_the_subfolder
 
 def to_plain_uri(location) -> str:
     return getattr(location, "uri", None) or location.target_uri
+
+
+def test_settings_files_behind_a_symlink_out_of_the_vault_are_not_read(tmp_path: Path):
+    from lsp.settings import Settings, load_vault_settings
+
+    root, outside = tmp_path / "vault", tmp_path / "outside"
+    (root / ".obsidian").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "settings.toml").write_text("limit = 3\n", encoding="utf-8")
+    (outside / "app.json").write_text('{"newFileLocation": "folder", "newFileFolderPath": "x"}', encoding="utf-8")
+    (root / ".vaultlens.toml").symlink_to(outside / "settings.toml")
+    (root / ".obsidian" / "app.json").symlink_to(outside / "app.json")
+    settings, warnings = load_vault_settings(str(root))
+    assert settings == Settings()
+    assert len(warnings) == 2 and all("not read" in w and "outside the vault" in w for w in warnings)
+    # the same files inside the vault are read
+    for link in (root / ".vaultlens.toml", root / ".obsidian" / "app.json"):
+        target = link.resolve()
+        link.unlink()
+        link.write_bytes(target.read_bytes())
+    settings, warnings = load_vault_settings(str(root))
+    assert (settings.limit, settings.new_note_folder, warnings) == (3, "x", [])
