@@ -26,6 +26,7 @@ if str(HERE) not in sys.path:  # the helpers module sits next to this file (any 
     sys.path.insert(0, str(HERE))
 
 from e2e_support import EXAMPLE_VAULT, SERVER, copy_vault, open_doc, start_session
+from e2e_support import bare_client, client  # noqa: F401 - fixtures: a session on ``vault``, a bare server
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -41,23 +42,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def vault(tmp_path: Path) -> Path:
     """A private copy of the bundled example vault (33 pages)."""
     return copy_vault(EXAMPLE_VAULT, tmp_path / "vault")
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient, vault: Path):
-    """A session on the copied example vault, indexed."""
-    await start_session(lsp_client, vault)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def bare_client(lsp_client: LanguageClient):
-    """A running server without a session: the test calls ``start_session`` itself."""
-    yield
-    if lsp_client.capabilities is None:  # no session (the test skipped first): just let it go
-        lsp_client.exit(None)
-    await lsp_client.shutdown_session()  # a no-op when no session was started
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest_lsp
 from lsprotocol import types
 from pygls.uris import to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient
@@ -334,3 +335,23 @@ def watched(client: LanguageClient, *events: tuple[Path, types.FileChangeType]) 
             changes=[types.FileEvent(uri=p.as_uri(), type=t) for p, t in events]
         )
     )
+
+
+# --- fixtures (imported by the conftest of each test folder that drives the server) ----------
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: LanguageClient, vault: Path):
+    """A session on the requesting module's ``vault`` fixture, indexed."""
+    await start_session(lsp_client, vault)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def bare_client(lsp_client: LanguageClient):
+    """A running server without a session: the test calls ``start_session`` itself."""
+    yield
+    if lsp_client.capabilities is None:  # no session (the test skipped first): just let it go
+        lsp_client.exit(None)
+    await lsp_client.shutdown_session()  # a no-op when no session was started

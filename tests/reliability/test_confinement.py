@@ -19,8 +19,8 @@ from pathlib import Path
 
 import badvault_support  # noqa: F401 - puts tests/e2e (e2e_support) on sys.path
 import pytest
-import pytest_lsp
-from e2e_support import SERVER, open_doc, position, start_session, to_plain, wiki_search
+from e2e_support import open_doc, position, start_session, to_plain, wiki_search
+from e2e_support import bare_client, client  # noqa: F401 - fixtures: a session on ``vault``, a bare server
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
@@ -188,17 +188,6 @@ def test_a_catastrophic_regex_is_cut_short(vault):
 # --- the server ------------------------------------------------------------------------------
 
 
-@pytest_lsp.fixture(config=SERVER)
-async def client(lsp_client: LanguageClient, vault: Path):
-    await start_session(lsp_client, vault)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest_lsp.fixture(config=SERVER)
-async def bare_client(lsp_client: LanguageClient):
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def request(client: LanguageClient, method: str, params: dict) -> dict:
