@@ -17,11 +17,32 @@ from .hybrid import VectorArm, hybrid_search
 from .fields import PageFields
 from .model import Hit, Page
 from .query import Query, context_page, passes_filters
-from .scoring import Plan, _body_bm25, _starts_with_typed, candidates, exact_points, link_prior, make_plan, page_components, to_matches
+from .scoring import (
+    Plan,
+    _body_bm25,
+    _starts_with_typed,
+    candidates,
+    exact_points,
+    link_prior,
+    make_plan,
+    page_components,
+    to_matches,
+)
 from .snippet import make_snippet
-from .vault import Vault
-from .vault import PREFIX_TOKENS
-from .weights import BM25_K1, BM25_SCALE, BODY_CAP, FIXED_STEP, FOLDED_MINOR, GRAPH_HOP2, HEADING_EXACT, PATH_LEAF, POINTS, PREFIX_ALIAS, SYNONYM_MINOR
+from .vault import PREFIX_TOKENS, Vault
+from .weights import (
+    BM25_K1,
+    BM25_SCALE,
+    BODY_CAP,
+    FIXED_STEP,
+    FOLDED_MINOR,
+    GRAPH_HOP2,
+    HEADING_EXACT,
+    PATH_LEAF,
+    POINTS,
+    PREFIX_ALIAS,
+    SYNONYM_MINOR,
+)
 
 
 def score_of(points: Iterable[int | float]) -> int | float:
@@ -217,12 +238,9 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
                 total += HEADING_EXACT
         if title_set and title_set <= words:
             total += POINTS["title-cover"]
-        if partial and (prefix_cut or path_prefixed(title_set, alias_set)):
+        if partial and (prefix_cut or any(t.startswith(partial) for t in (*title_set, *alias_set))):
             total += POINTS["prefix-phrase"] + POINTS["prefix-term"]
         return total
-
-    def path_prefixed(title_set: frozenset[str], alias_set: frozenset[str]) -> bool:
-        return any(t.startswith(partial) for t in title_set) or any(t.startswith(partial) for t in alias_set)  # type: ignore[arg-type]
 
     for path in sorted(strong, key=lambda p: (-named.get(p, 0), p)):
         if len(best) == limit and not can_enter(path, strong_bound(pages[path], fields[path])):
@@ -235,11 +253,11 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
     postings = vault.postings
     bound: dict[str, float] = dict.fromkeys(prefixed, prefix_max)
     base = prefix_max if prefix_cut else 0
-    per_term = []
+    per_term = [(tp, stand_in) for tp, _words, stand_in in per_word]
     for tp in plan.terms:
-        body_max = POINTS["body-term"] * BODY_CAP + min(POINTS["body-bm25"], math.ceil(BM25_SCALE * (BM25_K1 + 1) * tp.idf * FIXED_STEP + 1) / FIXED_STEP)
-        stand_in = (SYNONYM_MINOR if tp.synonyms or tp.variants else 0) + (FOLDED_MINOR if tp.fuzzy else 0)
-        per_term.append((tp, stand_in))
+        # body-term at most BODY_CAP; body-bm25 below idf (k1 + 1) scaled, rounded up
+        bm25_most = math.ceil(BM25_SCALE * (BM25_K1 + 1) * tp.idf * FIXED_STEP + 1) / FIXED_STEP
+        body_max = POINTS["body-term"] * BODY_CAP + min(POINTS["body-bm25"], bm25_most)
         holders: set[str] = set(postings.get(tp.term, ()))
         for synonym in tp.synonyms:
             holders.update(postings.get(synonym[0], ()))
