@@ -84,9 +84,7 @@ def rank(vault: Vault, query: Query, limit: int = 0) -> tuple[list[Hit], set[str
     # context-edge: the pages one link away, either way, from the page the user is on
     context = context_page(vault, query)
     if context is not None and scored:
-        near = {r.path for _link, r in vault.outlinks(context) if r.path}
-        near.update(source for source, _link in vault.backlinks(context))
-        near.discard(context)
+        near = _near(vault, context)
         title = pages[context].title
         for path in near & scored.keys():
             scored[path].append(("context-edge", "", 1, POINTS["context-edge"], "", title))
@@ -119,6 +117,14 @@ def rank(vault: Vault, query: Query, limit: int = 0) -> tuple[list[Hit], set[str
     order = heapq.nsmallest(limit, order) if 0 < limit < len(order) else sorted(order)
     hits = [Hit(pages[path], to_matches(scored[path]), -neg, "") for neg, _title, path in order]
     return hits, graph_only
+
+
+def _near(vault: Vault, context: str) -> set[str]:
+    """The pages one link away from ``context``, either way (those ``context-edge`` goes to)."""
+    near = {r.path for _link, r in vault.outlinks(context) if r.path}
+    near.update(source for source, _link in vault.backlinks(context))
+    near.discard(context)
+    return near
 
 
 def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limit: int) -> dict[str, list]:
@@ -157,6 +163,9 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
         prefixed &= found_in
         prefixed -= strong
 
+    context = context_page(vault, query)
+    near = _near(vault, context) if context is not None else set()
+    near_points = POINTS["context-edge"]
     scored: dict[str, list] = {}
     # The ``limit`` best so far in ranking order, as a min-heap whose root is the last of them:
     # the lowest score and, among equal scores, the title and path that sort last.
@@ -169,7 +178,10 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
         found = page_components(page, fields[path], query, vault, plan)
         if found:
             scored[path] = found
-            entry = (score_of(c[3] for c in found), _Last((page.title.casefold(), path)))
+            # the score the page ends with: link-prior and context-edge are added by ``rank``
+            prior = link_prior(vault, page)
+            total = score_of(c[3] for c in found) + (prior[3] if prior else 0) + (near_points if path in near else 0)
+            entry = (total, _Last((page.title.casefold(), path)))
             if len(best) < limit:
                 heapq.heappush(best, entry)
             elif best[0] < entry:
@@ -266,10 +278,23 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
         holders -= strong
         for path in holders:
             bound[path] = bound.get(path, base) + body_max
+    # In order of the bound with link-prior and context-edge at most (``later``): a page with a
+    # prefix of the partial term gets its own link-prior and is ordered by title among equals,
+    # since many such pages often tie and the title decides between them (as-you-type).
     floor = best[0][0] if len(best) == limit else -math.inf
-    rest = sorted((-b, path) for path, b in bound.items() if b + later >= floor)
-    for neg, path in rest:
-        if len(best) == limit and -neg + later < best[0][0]:
+    context = later - POINTS["link-prior"]
+    rest = []
+    for path, b in bound.items():
+        if b + later < floor:
+            continue
+        if path in prefixed:
+            prior = link_prior(vault, pages[path])
+            rest.append((-(b + context + (prior[3] if prior else 0)), pages[path].title.casefold(), path))
+        else:
+            rest.append((-(b + later), "", path))
+    rest.sort()
+    for neg, _title, path in rest:
+        if len(best) == limit and -neg < best[0][0]:
             break
         page, f = pages[path], fields[path]
         if not (page.title.isascii() and page.stem.isascii() and all(a.isascii() for a in page.aliases)):
