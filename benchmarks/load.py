@@ -316,7 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     index = tempfile.mkdtemp(prefix="vaultlens-load-index-")  # a cold start; nothing written into the vault
     try:
         figures = asyncio.run(run_load(root.resolve(), changes=args.changes, requests=args.requests,
-                                       open_pages=args.open, seed=args.seed, env={"VAULTLENS_CACHE_DIR": index}))
+                                       open_pages=args.open, seed=args.seed,
+                                       # a private XDG_CACHE_HOME too: no index left in the user cache
+                                       env={"VAULTLENS_CACHE_DIR": index, "XDG_CACHE_HOME": os.path.join(index, "xdg")}))
     finally:
         shutil.rmtree(index, ignore_errors=True)
     figures.generator = generator
