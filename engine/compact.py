@@ -173,7 +173,8 @@ class Unpacked:
                 pass
             slots = found[1]
         else:
-            slots = [_RAW, *marshal.loads(_get_heavy(page))]
+            # [which fields are still as marshalled, then the fields]
+            slots = [list(_RAW), *marshal.loads(_get_heavy(page))]
             self._items[key] = (page, slots)
             while len(self._items) > self.limit:
                 try:
@@ -182,14 +183,9 @@ class Unpacked:
                     break
         value = slots[index + 1]
         if slots[0][index]:  # still as marshalled: make its objects once
-            value = _CONVERT[index](value)
-            slots[index + 1] = value
-            slots[0] = slots[0][:index] + (False,) + slots[0][index + 1 :]
+            value = slots[index + 1] = _CONVERT[index](value)
+            slots[0][index] = False
         return value
-
-    def values(self, page: CompactPage) -> tuple[Any, ...]:
-        """Every unpacked heavy field of ``page``."""
-        return tuple(self.value(page, i) for i in range(len(_HEAVY)))
 
 
 def _links(raw: tuple) -> tuple[Link, ...]:
@@ -205,7 +201,7 @@ _CONVERT = (
     lambda raw: tuple(Problem(code, message, line) for code, message, line in raw),
     lambda raw: raw,
 )
-_RAW = (True, True, True, False, True, True, False)  # which heavy fields still need converting
+_RAW = (True, True, True, False, True, True, False)  # which heavy fields need converting (blocks, meta: no)
 
 
 def decode_page(record: tuple[Any, ...], unpacked: Unpacked | None = None) -> CompactPage:
@@ -220,10 +216,6 @@ def decode_page(record: tuple[Any, ...], unpacked: Unpacked | None = None) -> Co
     _set_flags(page, record[14])
     _set_unpacked(page, unpacked if unpacked is not None else Unpacked(1))
     return page
-
-
-def _unpack(blob: bytes) -> tuple[Any, ...]:
-    return tuple(convert(raw) for convert, raw in zip(_CONVERT, marshal.loads(blob)))
 
 
 class CompactPage(Page):

@@ -69,8 +69,10 @@ def rank(vault: Vault, query: Query, limit: int = 0) -> tuple[list[Hit], set[str
     pages = vault.pages
     fields = vault.fields
     found_in = candidates(vault, query, plan)
+    context = context_page(vault, query)
+    near = _near(vault, context) if context is not None else set()
     if 0 < limit < len(found_in) and not query.graph and all(t.isascii() for t in query.tokens):
-        scored = _scored_top(vault, query, plan, found_in, limit)
+        scored = _scored_top(vault, query, plan, found_in, limit, near)
     else:
         scored = {}
         for path in found_in:
@@ -82,9 +84,7 @@ def rank(vault: Vault, query: Query, limit: int = 0) -> tuple[list[Hit], set[str
                 scored[path] = found
 
     # context-edge: the pages one link away, either way, from the page the user is on
-    context = context_page(vault, query)
     if context is not None and scored:
-        near = _near(vault, context)
         title = pages[context].title
         for path in near & scored.keys():
             scored[path].append(("context-edge", "", 1, POINTS["context-edge"], "", title))
@@ -127,7 +127,9 @@ def _near(vault: Vault, context: str) -> set[str]:
     return near
 
 
-def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limit: int) -> dict[str, list]:
+def _scored_top(
+    vault: Vault, query: Query, plan: Plan, found_in: set[str], limit: int, near: set[str]
+) -> dict[str, list]:
     """The components of enough candidates to hold the first ``limit`` hits: ``rank`` gives the
     same hits, with the same scores, as when every candidate is scored.
 
@@ -142,11 +144,13 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
     matched exactly, so a non-ASCII query is compared with every candidate.)
     """
     pages, fields = vault.pages, vault.fields
-    words: set[str] = set(query.tokens)
+    stand_fors = []  # per term: every word standing for it (itself, synonyms, stems, folded, typos)
     for tp in plan.terms:
-        words.update(tp.stems, tp.folded, tp.fuzzy)
+        stand_for = {tp.term, *tp.stems, *tp.folded, *tp.fuzzy}
         for synonym in tp.synonyms:
-            words.update(synonym)
+            stand_for.update(synonym)
+        stand_fors.append(frozenset(stand_for))
+    words: set[str] = set(query.tokens).union(*stand_fors)
     strong: set[str] = set()
     for word in words:
         strong.update(vault.name_postings.get(word, ()))
@@ -163,9 +167,7 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
         prefixed &= found_in
         prefixed -= strong
 
-    context = context_page(vault, query)
-    near = _near(vault, context) if context is not None else set()
-    near_points = POINTS["context-edge"]
+    near_points = POINTS["context-edge"]  # for the pages in ``near``, one link from --context
     scored: dict[str, list] = {}
     # The ``limit`` best so far in ranking order, as a min-heap whose root is the last of them:
     # the lowest score and, among equal scores, the title and path that sort last.
@@ -200,12 +202,9 @@ def _scored_top(vault: Vault, query: Query, plan: Plan, found_in: set[str], limi
     later = POINTS["link-prior"] + (POINTS["context-edge"] if query.context else 0)
     per_word = []  # per term: its plan, every word standing for it, what stand-ins earn in the body
     named = Counter()
-    for tp in plan.terms:
-        stand_for = {tp.term, *tp.stems, *tp.folded, *tp.fuzzy}
-        for synonym in tp.synonyms:
-            stand_for.update(synonym)
-        per_word.append((tp, frozenset(stand_for),
-                         (SYNONYM_MINOR if tp.synonyms or tp.variants else 0) + (FOLDED_MINOR if tp.fuzzy else 0)))
+    for tp, stand_for in zip(plan.terms, stand_fors):
+        stand_in = (SYNONYM_MINOR if tp.synonyms or tp.variants else 0) + (FOLDED_MINOR if tp.fuzzy else 0)
+        per_word.append((tp, stand_for, stand_in))
         holders: set[str] = set()
         for word in stand_for:
             holders.update(vault.name_postings.get(word, ()))
