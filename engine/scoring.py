@@ -113,6 +113,7 @@ class TermPlan:
     fuzzy: tuple[str, ...]
     idf: float
     variants: frozenset[str] = frozenset()  # stems and folded together, for a quick disjointness test
+    synonym_heads: frozenset[str] = frozenset()  # the first word of each synonym
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,15 +174,17 @@ def make_plan(vault: Vault, query: Query) -> Plan:
         folded_term = fold(term)
         folded = tuple(sorted(t for t in group if t != term and fold(t) == folded_term))
         stems = tuple(sorted(t for t in group if t != term and fold(t) != folded_term))
+        synonyms = vault.vocabulary.synonyms(term)
         terms.append(
             TermPlan(
                 term=term,
-                synonyms=vault.vocabulary.synonyms(term),
+                synonyms=synonyms,
                 stems=stems,
                 folded=folded,
                 fuzzy=typo_corrections(vault, term),
                 idf=bm25_idf(n_pages, len(postings.get(term, ()))),
                 variants=frozenset(stems) | frozenset(folded),
+                synonym_heads=frozenset(s[0] for s in synonyms if s),
             )
         )
     body_total = vault.field_lengths[LENGTH_FIELDS.index("body")]
@@ -285,18 +288,27 @@ def page_components(
     found: list[Component] = []
     add = found.append
     seq = query.tokens
-    exact = _exact_name(page, fields, plan) if seq else None
+    title_tokens = fields.title_tokens
+    title_set = fields.title_set
+    alias_set = fields.alias_set
+    aliases = page.aliases
+    exact = None
     if seq:
-        if contains_sequence(fields.title_tokens, seq):
+        n = len(seq)
+        # an exact name needs a title, alias or file name of as many tokens as the query
+        if len(title_tokens) == n or len(fields.file_tokens) == n or any(len(a) == n for a in fields.alias_tokens):
+            exact = _exact_name(page, fields, plan)
+        # (a field holds the sequence only if it holds each of its tokens: the set test is quick)
+        if title_set.issuperset(seq) and contains_sequence(title_tokens, seq):
             add(("title-phrase", "", 1, POINTS["title-phrase"], "", ""))
-        else:
-            for alias, tokens in zip(page.aliases, fields.alias_tokens):
+        elif alias_set.issuperset(seq):
+            for alias, tokens in zip(aliases, fields.alias_tokens):
                 if contains_sequence(tokens, seq):
                     add(("title-phrase", alias, 1, POINTS["title-phrase"], "", ""))
                     break
         if exact is not None:
             add(("title-exact", exact[0], 1, exact_points(query), exact[1], ""))
-        elif len(fields.leaf_tokens) <= len(seq) and fields.leaf_tokens.issuperset(seq) and _leaf_is(page, seq):
+        elif len(fields.leaf_tokens) <= n and fields.leaf_tokens.issuperset(seq) and _leaf_is(page, seq):
             add(("leaf-exact", page.stem, 1, POINTS["leaf-exact"], "file", ""))
         if fields.heading_set.issuperset(seq):
             heading = _heading_phrase(page, fields, seq)
@@ -307,17 +319,16 @@ def page_components(
     if partial and not found:
         # As-you-type: "retrieval aug" is on its way to the title "Retrieval-Augmented Generation",
         # and "filt" to "Filters" more than to "Combining Filters".
-        phrase = next(
-            (term for term, tokens in (("", fields.title_tokens), *zip(page.aliases, fields.alias_tokens))
-             if _starts_with_typed(tokens, seq)),
-            None,
-        )
-        if phrase is not None:
-            add(("prefix-phrase", phrase, 1, POINTS["prefix-phrase"], "", ""))
+        if _starts_with_typed(title_tokens, seq):
+            add(("prefix-phrase", "", 1, POINTS["prefix-phrase"], "", ""))
+        else:
+            for alias, tokens in zip(aliases, fields.alias_tokens):
+                if _starts_with_typed(tokens, seq):
+                    add(("prefix-phrase", alias, 1, POINTS["prefix-phrase"], "", ""))
+                    break
 
-    title_set = fields.title_set
-    alias_set = fields.alias_set
     body_counts = fields.body_counts
+    norm = 0.0  # BM25's length normalisation of this page's body, once it is needed
     covered: set[str] = set()  # title tokens some term matched (exactly, by stem or folded)
     for tp in plan.terms:
         term = tp.term
@@ -334,7 +345,9 @@ def page_components(
             add(("tag-term", term, 1, POINTS["tag-term"], "", ""))
         if count:
             add(("body-term", term, count, POINTS["body-term"] * min(count, BODY_CAP), "body", ""))
-            bm25 = _body_bm25(count, fields.lengths[4], plan.avg_body, tp.idf)
+            if not norm:
+                norm = _bm25_norm(fields.lengths[4], plan.avg_body)
+            bm25 = fixed(min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm))))
             if bm25 > 0:
                 add(("body-bm25", term, count, bm25, "body", ""))
         if term in fields.heading_set:
@@ -347,8 +360,23 @@ def page_components(
 
         if not (tp.synonyms or tp.variants or tp.fuzzy):
             continue
+        # A synonym occurs in a field only if its first word does, and a variant only if the
+        # field holds it: most pages hold none of them, and skip the per-field look.
+        synonyms = variants = ()
+        tag_names = fields.tag_names
+        for w in tp.synonym_heads:
+            if w in body_counts or w in title_set or w in alias_set or w in tag_names:
+                synonyms = tp.synonyms
+                break
+        tag_tokens = fields.tag_tokens
+        for w in tp.variants:
+            if w in body_counts or w in title_set or w in alias_set or w in tag_tokens:
+                variants = tp.variants
+                break
+        if not (synonyms or variants or tp.fuzzy):
+            continue
         matched = {f for f, hit in (("title", in_title), ("alias", in_alias), ("tag", in_tag), ("body", count)) if hit}
-        for synonym in tp.synonyms:
+        for synonym in synonyms:
             for field in FIELDS:
                 if field in matched:
                     continue
@@ -357,7 +385,6 @@ def page_components(
                     points = POINTS["synonym-term"] if field in ("title", "alias") else SYNONYM_MINOR
                     add(("synonym-term", term, 1, points, field, " ".join(synonym)))
 
-        variants = tp.variants
         if variants:
             for field in FIELDS:
                 if field in matched:
@@ -393,22 +420,32 @@ def page_components(
         add(("title-cover", "", len(title_set), POINTS["title-cover"], "", ""))
 
     if partial and partial not in title_set:
-        title_hit = next((t for t in fields.title_tokens if t.startswith(partial)), None)
-        if title_hit is not None:
-            add(("prefix-term", partial, 1, POINTS["prefix-term"], "title", title_hit))
-        elif partial not in alias_set:
-            alias_hit = next((t for a in fields.alias_tokens for t in a if t.startswith(partial)), None)
-            if alias_hit is not None:
-                add(("prefix-term", partial, 1, PREFIX_ALIAS, "alias", alias_hit))
+        for t in title_tokens:
+            if t.startswith(partial):
+                add(("prefix-term", partial, 1, POINTS["prefix-term"], "title", t))
+                break
+        else:
+            if aliases and partial not in alias_set:
+                alias_hit = next((t for a in fields.alias_tokens for t in a if t.startswith(partial)), None)
+                if alias_hit is not None:
+                    add(("prefix-term", partial, 1, PREFIX_ALIAS, "alias", alias_hit))
     return found
 
 
 def _body_bm25(tf: int, length: int, avg: float, idf: float) -> float:
     """BM25 of one term in the body, ``idf * tf (k1 + 1) / (tf + k1 (1 - b + b length / avg))``
-    (Robertson & Zaragoza 2009, eq. 3.15), times BM25_SCALE, capped at POINTS["body-bm25"]."""
-    norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / avg)
-    raw = idf * tf * (BM25_K1 + 1.0) / (tf + norm)
-    return fixed(min(POINTS["body-bm25"], BM25_SCALE * raw))
+    (Robertson & Zaragoza 2009, eq. 3.15), times BM25_SCALE, capped at POINTS["body-bm25"].
+    (``page_components`` computes the same expression inline, the norm once per page.)"""
+    raw = idf * tf * (BM25_K1 + 1.0) / (tf + _bm25_norm(length, avg))
+    return fixed(min(_BM25_MOST, BM25_SCALE * raw))
+
+
+def _bm25_norm(length: int, avg: float) -> float:
+    """BM25's ``k1 (1 - b + b length / avg)`` for a body of ``length`` tokens."""
+    return BM25_K1 * (1.0 - BM25_B + BM25_B * length / avg)
+
+
+_BM25_MOST = POINTS["body-bm25"]
 
 
 
