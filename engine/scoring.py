@@ -247,19 +247,18 @@ def link_prior(vault: Vault, page: Page) -> Component | None:
     log2(1 + pages) / log2(1 + LINK_PRIOR_PAGES) of the channel's points. Never the reason a
     page is a hit on its own: it is added only to pages that matched.
     """
-    linkers = vault.linkers.get(page.stem.casefold())
-    if not linkers:
-        return None
-    n = min(len(linkers) - (page.path in linkers), LINK_PRIOR_PAGES)
+    n = min(vault.linker_count(page), LINK_PRIOR_PAGES)
     if n <= 0:
         return None
-    return ("link-prior", "", n, _PRIOR_POINTS[n], "", "")
+    return _PRIOR_COMPONENTS[n]
 
 
 _PRIOR_POINTS = tuple(
     fixed(POINTS["link-prior"] * min(1.0, math.log2(1 + n) / math.log2(1 + LINK_PRIOR_PAGES)))
     for n in range(LINK_PRIOR_PAGES + 1)
 )
+
+_PRIOR_COMPONENTS = tuple(("link-prior", "", n, _PRIOR_POINTS[n], "", "") for n in range(LINK_PRIOR_PAGES + 1))
 
 # A component as scoring records it: (channel, term, hits, points, field, via), the fields of
 # a Match. Tuples are cheap to make for every candidate; Matches are made for the hits shown.

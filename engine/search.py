@@ -18,11 +18,14 @@ from .fields import PageFields
 from .model import Hit, Page
 from .query import Query, context_page, passes_filters
 from .scoring import (
+    _BM25_MOST,
     Plan,
+    _bm25_norm,
     _body_bm25,
     _starts_with_typed,
     candidates,
     exact_points,
+    fixed,
     link_prior,
     make_plan,
     page_components,
@@ -213,27 +216,41 @@ def _scored_top(
     exact_max = exact_points(query)
     avg = plan.avg_body
 
+    bounds = [  # per term: its plan, its stand-ins (None when it has none), what they earn in the body
+        (tp, (stand_for - {tp.term}) or None, stand_for, stand_in) for tp, stand_for, stand_in in per_word
+    ]
+    prefix_points = POINTS["prefix-phrase"] + POINTS["prefix-term"]
+
     def strong_bound(page: Page, f: PageFields) -> float:
-        """At most what ``page_components`` can give the page (plus ``later``); every channel
-        bounded from set look-ups (see ``weights`` for the points)."""
+        """At most what ``page_components`` can give the page, plus its link-prior and at most
+        context-edge; every channel bounded from set look-ups (see ``weights`` for the points)."""
         if not (page.title.isascii() and page.stem.isascii() and all(a.isascii() for a in page.aliases)):
             return math.inf  # _exact_name folds diacritics
-        total: float = later
-        title_set, alias_set = f.title_set, f.alias_set
-        for tp, stand_for, stand_in in per_word:
+        prior = link_prior(vault, page)
+        total: float = later - POINTS["link-prior"] + (prior[3] if prior else 0)
+        title_set, alias_set, tag_names, tag_tokens = f.title_set, f.alias_set, f.tag_names, f.tag_tokens
+        counts = f.body_counts
+        norm = 0.0
+        for tp, others, stand_for, stand_in in bounds:
             term = tp.term
             in_title = term in title_set
             if in_title:
                 total += POINTS["title-term"]
-            elif not title_set.isdisjoint(stand_for):
+            elif others is not None and not title_set.isdisjoint(others):
                 total += POINTS["synonym-term"] + POINTS["fuzzy-term"]  # stand-ins: at most 4
-            if not alias_set.isdisjoint(stand_for):
+            if term in alias_set or (others is not None and not alias_set.isdisjoint(others)):
                 total += POINTS["alias-term"]  # or stand-ins: at most 4
-            if not f.tag_names.isdisjoint(stand_for) or not f.tag_tokens.isdisjoint(stand_for):
+            if term in tag_names or term in tag_tokens or (
+                others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
+            ):
                 total += POINTS["tag-term"]  # or stand-ins: at most 3
-            count = f.body_counts.get(term, 0)
+            count = counts.get(term, 0)
             if count:
-                total += POINTS["body-term"] * min(count, BODY_CAP) + _body_bm25(count, f.lengths[4], avg, tp.idf)
+                if not norm:
+                    norm = _bm25_norm(f.lengths[4], avg)
+                total += POINTS["body-term"] * min(count, BODY_CAP) + fixed(
+                    min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm)))
+                )
             else:
                 total += stand_in
             if term in f.heading_set:
@@ -249,8 +266,19 @@ def _scored_top(
                 total += HEADING_EXACT
         if title_set and title_set <= words:
             total += POINTS["title-cover"]
-        if partial and (prefix_cut or any(t.startswith(partial) for t in (*title_set, *alias_set))):
-            total += POINTS["prefix-phrase"] + POINTS["prefix-term"]
+        if partial:
+            if prefix_cut:
+                total += prefix_points
+            else:
+                for t in title_set:
+                    if t.startswith(partial):
+                        total += prefix_points
+                        break
+                else:
+                    for t in alias_set:
+                        if t.startswith(partial):
+                            total += prefix_points
+                            break
         return total
 
     for path in sorted(strong, key=lambda p: (-named.get(p, 0), p)):

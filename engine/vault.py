@@ -206,6 +206,7 @@ class Vault:
         self._targets: dict[str, tuple[str, ...]] = {}  # path -> kind, target, kind, target... resolved
         self._incoming: dict[str, set[str]] = {}  # target path -> pages linking to it
         self._memo: dict[tuple[str, bool, str | None], Resolution] = {}  # resolve() answers
+        self._linker_counts: dict[str, int] = {}  # linker_count() answers, dropped as linkers change
 
     # --- building ------------------------------------------------------------------------
 
@@ -375,6 +376,7 @@ class Vault:
             self.by_path[key] = min(self._path_holders[key], key=_by_len_then_path)
         self._refile(old, old_fields, page, fields)
         self._relink(old, page)
+        self._linker_counts.pop(path, None)
         self.generation += 1
 
     def remove(self, path: str) -> None:
@@ -392,6 +394,7 @@ class Vault:
             self.by_path.pop(key, None)
         self._refile(page, fields, None, None)
         self._relink(page, None)
+        self._linker_counts.pop(path, None)
         self.generation += 1
 
     def _refile(self, old: Page | None, old_fields: PageFields | None, new: Page | None,
@@ -442,6 +445,10 @@ class Vault:
                 index.discard(key, path)
             for key in after - before:
                 index.add(key, path)
+            if index is self.linkers and self._linker_counts:
+                for key in before ^ after:
+                    for holder in self.by_stem.get(key, ()):
+                        self._linker_counts.pop(holder, None)
 
     # --- queries about pages ---------------------------------------------------------------
 
@@ -458,6 +465,15 @@ class Vault:
     def sorted_paths(self) -> list[str]:
         """Every page path, sorted."""
         return sorted(self.pages)
+
+    def linker_count(self, page: Page) -> int:
+        """How many other pages link to ``page`` by its file name (``linkers`` of its stem,
+        itself left out); remembered until a link to that name comes or goes."""
+        n = self._linker_counts.get(page.path)
+        if n is None:
+            linkers = self.linkers.get(page.stem.casefold())
+            n = self._linker_counts[page.path] = len(linkers) - (page.path in linkers) if linkers else 0
+        return n
 
     def page_keys(self, page: Page) -> set[str]:
         """The names a link can use to reach ``page``: file stem, title and aliases, casefolded."""
