@@ -144,6 +144,7 @@ class CacheFile:
         self.path = path
         self._fd = fd
         self.label_first: bool = bool(header["label_first"])
+        self.detected: bool = bool(header.get("detected"))  # link order found by detection, not forced
         self.scan_ns: int = int(header["scan_ns"])
         self.chunks: list[Chunk] = [Chunk(*c) for c in header["chunks"]]
         snapshot = header.get("snapshot")
@@ -239,11 +240,12 @@ class CacheWriter:
         self._snapshot = (self._offset, len(blob), zlib.crc32(blob))
         self._offset += len(blob)
 
-    def commit(self, *, label_first: bool, scan_ns: int) -> str:
-        """Finish the file and put it in place; returns its path."""
+    def commit(self, *, label_first: bool, scan_ns: int, detected: bool = True) -> str:
+        """Finish the file and put it in place; returns its path. ``detected``: whether the link
+        order was detected (an automatic load), not forced by a setting."""
         header = marshal.dumps(
-            {"schema": schema_version(), "label_first": label_first, "scan_ns": scan_ns, "chunks": self._chunks,
-             "snapshot": self._snapshot},
+            {"schema": schema_version(), "label_first": label_first, "detected": detected, "scan_ns": scan_ns,
+             "chunks": self._chunks, "snapshot": self._snapshot},
             MARSHAL_VERSION,
         )
         self._file.write(header)

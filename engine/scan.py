@@ -410,6 +410,7 @@ class LoadedVault:
     cache_path: str | None = None  # the index file read, if any
     _writer: CacheWriter | None = field(default=None, repr=False)
     _scan_ns: int = 0
+    detected: bool = True  # the link order came from detection (``link_order="auto"``), not a setting
 
     def commit(self) -> str | None:
         """Write the updated persistent index, if anything changed; returns its path.
@@ -420,7 +421,7 @@ class LoadedVault:
         if writer is None:
             return None
         try:
-            return writer.commit(label_first=self.vault.label_first, scan_ns=self._scan_ns)
+            return writer.commit(label_first=self.vault.label_first, scan_ns=self._scan_ns, detected=self.detected)
         except OSError as exc:
             log.info("vaultlens index not written: %s", exc.strerror or exc)
             writer.abort()
@@ -474,8 +475,10 @@ def _load_vault(root: str, exclude: Iterable[str], link_order: str, cache: Cache
         stored.close()
         stored = None
     label_first = link_order == "label-first" if stored is None or link_order != "auto" else stored.label_first
+    # An automatic load trusts a stored order it detected itself; one a setting forced is checked.
+    forced_before = link_order == "auto" and stored is not None and not stored.detected
     try:
-        loaded = _load(root, listing, stored, candidates, label_first, scan_ns, progress, workers)
+        loaded = _load(root, listing, stored, candidates, label_first, scan_ns, progress, workers, forced_before)
         # Unchanged pages read as they did when stored: only a change can change the link order.
         if link_order == "auto" and loaded.changed and detect_label_first(loaded.vault) != label_first:
             # The vault reads the other way (a Dendron vault, or no longer one): parse it again so.
@@ -484,12 +487,16 @@ def _load_vault(root: str, exclude: Iterable[str], link_order: str, cache: Cache
     finally:
         if stored is not None:
             stored.close()
+    loaded.detected = link_order == "auto"
     loaded.vault.set_vocabulary(load_vocabulary(root))
     return loaded
 
 
 def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: list[str], label_first: bool,
-          scan_ns: int, progress: Callable[[int, int], None] | None, workers: int | None) -> LoadedVault:
+          scan_ns: int, progress: Callable[[int, int], None] | None, workers: int | None,
+          rewrite: bool = False) -> LoadedVault:
+    """``load_vault`` in one link order; ``rewrite``: store the index again even if no page
+    changed (``LoadedVault.changed`` is then true)."""
     stats = listing.stats
     total = len(listing.paths)
     done = 0
@@ -506,7 +513,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
     seen: set[str] = set()
     stale: list[str] = []  # stored pages whose file changed or is gone
     duplicated = False
-    changed = stored is None
+    changed = stored is None or rewrite
     for chunk in stored.chunks if stored is not None else ():
         keep: list[int] = []
         manifest = []

@@ -232,3 +232,17 @@ def test_a_dendron_vault_is_detected_and_cached_label_first(tmp_path, options):
     assert vault_state(warm.vault) == vault_state(cold.vault)
     forced = load(root, CacheOptions(True, options.location), link_order="target-first")
     assert forced.vault.label_first is False and forced.parsed == len(files)
+
+
+def test_a_forced_link_order_does_not_stick_to_later_automatic_loads(tmp_path, options):
+    # `--link-order target-first` once on a Dendron vault stores target-first records; the next
+    # automatic load of the unchanged vault must still detect label-first, not inherit the force.
+    files = {f"n{i}.md": f"---\ntitle: Note {i}\n---\nsee [[next one|n{i + 1}]] and [[back|n{i - 1}]]" for i in range(1, 8)}
+    root = write_vault(tmp_path / "dendron", files)
+    forced = load(root, options, link_order="target-first")
+    assert forced.vault.label_first is False
+    auto = load(root, options)
+    assert auto.vault.label_first is True
+    assert vault_state(auto.vault) == vault_state(load_vault(str(root), cache=CacheOptions(enabled=False)).vault)
+    again = load(root, options)  # the detected order is what is stored now: nothing parsed
+    assert again.vault.label_first is True and again.parsed == 0
