@@ -9,7 +9,8 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 from dataclasses import replace
 
 from .graph import walk_typed_edges
@@ -21,7 +22,6 @@ from .scoring import (
     _BM25_MOST,
     Plan,
     _bm25_norm,
-    _body_bm25,
     _starts_with_typed,
     candidates,
     exact_points,
@@ -224,7 +224,7 @@ def _scored_top(
     def strong_bound(page: Page, f: PageFields) -> float:
         """At most what ``page_components`` can give the page, plus its link-prior and at most
         context-edge; every channel bounded from set look-ups (see ``weights`` for the points)."""
-        if not (page.title.isascii() and page.stem.isascii() and all(a.isascii() for a in page.aliases)):
+        if not _ascii_names(page):
             return math.inf  # _exact_name folds diacritics
         prior = link_prior(vault, page)
         total: float = later - POINTS["link-prior"] + (prior[3] if prior else 0)
@@ -281,8 +281,13 @@ def _scored_top(
                             break
         return total
 
-    for path in sorted(strong, key=lambda p: (-named.get(p, 0), p)):
-        if len(best) == limit and not can_enter(path, strong_bound(pages[path], fields[path])):
+    # Every strong candidate is bounded, then scored in order of its bound until the bound
+    # falls below the bar, which then only rises: the fewest pages are scored.
+    ordered = sorted((-strong_bound(pages[path], fields[path]), path) for path in strong)
+    for neg, path in ordered:
+        if len(best) == limit and not can_enter(path, -neg):
+            if -neg < best[0][0]:
+                break
             continue
         score(path)
 
@@ -310,6 +315,9 @@ def _scored_top(
     # since many such pages often tie and the title decides between them (as-you-type).
     floor = best[0][0] if len(best) == limit else -math.inf
     context = later - POINTS["link-prior"]
+    # The others fall into a few bound values (sums of per-term maxima): grouped by value, not
+    # sorted one by one; the order within a value only changes how soon the bar rises.
+    buckets: dict[float, list[str]] = {}
     rest = []
     for path, b in bound.items():
         if b + later < floor:
@@ -318,13 +326,19 @@ def _scored_top(
             prior = link_prior(vault, pages[path])
             rest.append((-(b + context + (prior[3] if prior else 0)), pages[path].title.casefold(), path))
         else:
-            rest.append((-(b + later), "", path))
-    rest.sort()
-    for neg, _title, path in rest:
+            found = buckets.get(b + later)
+            if found is None:
+                buckets[b + later] = [path]
+            else:
+                found.append(path)
+    for most, paths in buckets.items():
+        rest.append((-most, "", paths))
+    rest.sort(key=_bound_order)
+    for neg, _title, path in _expand(rest):
         if len(best) == limit and -neg < best[0][0]:
             break
         page, f = pages[path], fields[path]
-        if not (page.title.isascii() and page.stem.isascii() and all(a.isascii() for a in page.aliases)):
+        if not _ascii_names(page):
             score(path)  # _exact_name folds diacritics: a bound from words alone could miss it
             continue
         tight = 0.0
@@ -336,10 +350,15 @@ def _scored_top(
             elif any(t.startswith(partial) for t in f.alias_set):
                 tight += PREFIX_ALIAS
         counts = f.body_counts
+        norm = 0.0
         for tp, stand_in in per_term:
             count = counts.get(tp.term, 0)
             if count:
-                tight += POINTS["body-term"] * min(count, BODY_CAP) + _body_bm25(count, f.lengths[4], avg, tp.idf)
+                if not norm:
+                    norm = _bm25_norm(f.lengths[4], avg)
+                tight += POINTS["body-term"] * min(count, BODY_CAP) + fixed(
+                    min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm)))
+                )
             else:
                 tight += stand_in
         if not can_enter(path, tight + later):
@@ -348,6 +367,25 @@ def _scored_top(
         if can_enter(path, tight + (prior[3] if prior else 0) + later - POINTS["link-prior"]):
             score(path)
     return scored
+
+
+def _bound_order(entry: tuple[float, str, Any]) -> tuple[float, str]:
+    return entry[0], entry[1]
+
+
+def _expand(entries: list[tuple[float, str, Any]]) -> Iterator[tuple[float, str, str]]:
+    """``(bound, title, path)`` entries, with those holding a list of paths opened up in place."""
+    for neg, title, paths in entries:
+        if isinstance(paths, list):
+            for path in paths:
+                yield neg, title, path
+        else:
+            yield neg, title, paths
+
+
+def _ascii_names(page: Page) -> bool:
+    """Whether the page's title, file name and aliases are ASCII (no diacritics to fold)."""
+    return page.title.isascii() and page.stem.isascii() and (not page.aliases or "".join(page.aliases).isascii())
 
 
 class _Last:
