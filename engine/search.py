@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 from dataclasses import replace
@@ -137,28 +136,19 @@ def _scored_top(
     same hits, with the same scores, as when every candidate is scored.
 
     Max-score pruning: the candidates with a query word (a term, or a synonym, stem, folded or
-    typo form of one) in their title, aliases, tags, headings or path are scored first: they
-    can earn every channel. Any other candidate can earn only the prefix channels (when a name
-    token starts with the partial term) and body points: per term the body channels when its
-    body holds the term and at most 2 stand-in points (synonym or variant, and typo) when it
-    does not; plus link-prior and context-edge afterwards. Such a candidate is scored only
-    while that bound reaches the ``limit``-th best score so far: one below it can never enter
-    the first ``limit``, nor tie with them. (Only for ASCII queries: a title's diacritics are folded when
-    matched exactly, so a non-ASCII query is compared with every candidate.)
+    typo form of one) in their title, aliases, tags, headings or path are "strong": they can
+    earn every channel, and each is bounded from its fields (``_Bounds.strong``). Any other
+    candidate can earn only the prefix channels (when a name token starts with the partial
+    term) and body points: per term the body channels when its body holds the term and at most
+    2 stand-in points (synonym or variant, and typo) when it does not. Each page's bound counts
+    its own link-prior and context-edge, as its final score does. A page is scored only while
+    its bound reaches the ``limit``-th best score so far: one below it can never enter the
+    first ``limit``, nor tie with them. (Only for ASCII queries: a title's diacritics are folded
+    when matched exactly, so a non-ASCII query is compared with every candidate.)
     """
     pages, fields = vault.pages, vault.fields
-    stand_fors = []  # per term: every word standing for it (itself, synonyms, stems, folded, typos)
-    for tp in plan.terms:
-        stand_for = {tp.term, *tp.stems, *tp.folded, *tp.fuzzy}
-        for synonym in tp.synonyms:
-            stand_for.update(synonym)
-        stand_fors.append(frozenset(stand_for))
-    words: set[str] = set(query.tokens).union(*stand_fors)
-    strong: set[str] = set()
-    for word in words:
-        strong.update(vault.name_postings.get(word, ()))
-        strong.update(vault.meta_postings.get(word, ()))
-    strong &= found_in
+    bounds = _Bounds(vault, query, plan, near)
+    strong = bounds.strong_pages() & found_in
     partial = query.partial
     prefixed: set[str] = set()  # pages with a name token that starts with the partial term
     prefix_cut = False  # more such tokens than name_tokens_with_prefix lists: any page may have one
@@ -199,90 +189,9 @@ def _scored_top(
             return True
         return most == best[0][0] and (pages[path].title.casefold(), path) < best[0][1].key
 
-    # Strong candidates, those with the most terms in a title or alias first; once the bar is
-    # set, each is first bounded from its fields (``strong_bound``) and scored only if that can
-    # still reach it.
-    later = POINTS["link-prior"] + (POINTS["context-edge"] if query.context else 0)
-    per_word = []  # per term: its plan, every word standing for it, what stand-ins earn in the body
-    named = Counter()
-    for tp, stand_for in zip(plan.terms, stand_fors):
-        stand_in = (SYNONYM_MINOR if tp.synonyms or tp.variants else 0) + (FOLDED_MINOR if tp.fuzzy else 0)
-        per_word.append((tp, stand_for, stand_in))
-        holders: set[str] = set()
-        for word in stand_for:
-            holders.update(vault.name_postings.get(word, ()))
-        named.update(holders)
-    seq = set(query.tokens)
-    exact_max = exact_points(query)
-    avg = plan.avg_body
-
-    bounds = [  # per term: its plan, its stand-ins (None when it has none), what they earn in the body
-        (tp, (stand_for - {tp.term}) or None, stand_for, stand_in) for tp, stand_for, stand_in in per_word
-    ]
-    prefix_points = POINTS["prefix-phrase"] + POINTS["prefix-term"]
-
-    def strong_bound(page: Page, f: PageFields) -> float:
-        """At most what ``page_components`` can give the page, plus its link-prior and at most
-        context-edge; every channel bounded from set look-ups (see ``weights`` for the points)."""
-        if not _ascii_names(page):
-            return math.inf  # _exact_name folds diacritics
-        prior = link_prior(vault, page)
-        total: float = later - POINTS["link-prior"] + (prior[3] if prior else 0)
-        title_set, alias_set, tag_names, tag_tokens = f.title_set, f.alias_set, f.tag_names, f.tag_tokens
-        counts = f.body_counts
-        norm = 0.0
-        for tp, others, stand_for, stand_in in bounds:
-            term = tp.term
-            in_title = term in title_set
-            if in_title:
-                total += POINTS["title-term"]
-            elif others is not None and not title_set.isdisjoint(others):
-                total += POINTS["synonym-term"] + POINTS["fuzzy-term"]  # stand-ins: at most 4
-            if term in alias_set or (others is not None and not alias_set.isdisjoint(others)):
-                total += POINTS["alias-term"]  # or stand-ins: at most 4
-            if term in tag_names or term in tag_tokens or (
-                others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
-            ):
-                total += POINTS["tag-term"]  # or stand-ins: at most 3
-            count = counts.get(term, 0)
-            if count:
-                if not norm:
-                    norm = _bm25_norm(f.lengths[4], avg)
-                total += POINTS["body-term"] * min(count, BODY_CAP) + fixed(
-                    min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm)))
-                )
-            else:
-                total += stand_in
-            if term in f.heading_set:
-                total += POINTS["heading-term"]
-            if not in_title and term in f.path_tokens:
-                total += PATH_LEAF
-        if seq:
-            if seq <= title_set or seq <= alias_set:
-                total += POINTS["title-phrase"] + exact_max
-            elif seq <= f.path_tokens:
-                total += max(exact_max, POINTS["leaf-exact"])  # a file name or leaf exactly
-            if seq <= f.heading_set:
-                total += HEADING_EXACT
-        if title_set and title_set <= words:
-            total += POINTS["title-cover"]
-        if partial:
-            if prefix_cut:
-                total += prefix_points
-            else:
-                for t in title_set:
-                    if t.startswith(partial):
-                        total += prefix_points
-                        break
-                else:
-                    for t in alias_set:
-                        if t.startswith(partial):
-                            total += prefix_points
-                            break
-        return total
-
     # Every strong candidate is bounded, then scored in order of its bound until the bound
     # falls below the bar, which then only rises: the fewest pages are scored.
+    strong_bound = bounds.strong
     ordered = sorted((-strong_bound(pages[path], fields[path]), path) for path in strong)
     for neg, path in ordered:
         if len(best) == limit and not can_enter(path, -neg):
@@ -293,11 +202,11 @@ def _scored_top(
 
     # Every other candidate: a coarse bound from the terms it holds (and the prefix channels),
     # then, while that reaches the bar, a tight one from its body counts and name tokens.
+    later = POINTS["link-prior"] + (POINTS["context-edge"] if query.context else 0)
     prefix_max = POINTS["prefix-phrase"] + POINTS["prefix-term"]
     postings = vault.postings
     bound: dict[str, float] = dict.fromkeys(prefixed, prefix_max)
     base = prefix_max if prefix_cut else 0
-    per_term = [(tp, stand_in) for tp, _words, stand_in in per_word]
     for tp in plan.terms:
         # body-term at most BODY_CAP; body-bm25 below idf (k1 + 1) scaled, rounded up
         bm25_most = math.ceil(BM25_SCALE * (BM25_K1 + 1) * tp.idf * FIXED_STEP + 1) / FIXED_STEP
@@ -334,24 +243,146 @@ def _scored_top(
     for most, paths in buckets.items():
         rest.append((-most, "", paths))
     rest.sort(key=_bound_order)
+    other_bound = bounds.other
     for neg, _title, path in _expand(rest):
         if len(best) == limit and -neg < best[0][0]:
             break
-        page, f = pages[path], fields[path]
+        if can_enter(path, other_bound(pages[path], fields[path], prefix_cut or path in prefixed)):
+            score(path)
+    return scored
+
+
+class _Bounds:
+    """Upper bounds of a page's final score for one query (link-prior and context-edge
+    included), from set and dict look-ups: what ``_scored_top`` prunes with.
+
+    Sound for any page: ``strong`` for every page, ``other`` for a page with none of the query
+    words (``strong_pages``) in its title, aliases, tags, headings or path; both infinite for a
+    page whose names are not ASCII (an exact name is matched with diacritics folded).
+    ``tests/property/test_pruned_rank.py`` checks both against the scores of every page.
+    """
+
+    def __init__(self, vault: Vault, query: Query, plan: Plan, near: set[str]) -> None:
+        self.vault = vault
+        self.plan = plan
+        self.near = near
+        self.partial = query.partial
+        self.typed = query.tokens
+        self.seq = set(query.tokens)
+        self.exact_max = exact_points(query)
+        self.context = POINTS["context-edge"] if query.context else 0
+        self.terms = []  # per term: its plan, its stand-ins (None when none), what they earn in the body
+        self.words: set[str] = set(query.tokens)  # every query word and every word standing for one
+        for tp in plan.terms:
+            stand_for = {tp.term, *tp.stems, *tp.folded, *tp.fuzzy}
+            for synonym in tp.synonyms:
+                stand_for.update(synonym)
+            self.words.update(stand_for)
+            stand_in = (SYNONYM_MINOR if tp.synonyms or tp.variants else 0) + (FOLDED_MINOR if tp.fuzzy else 0)
+            self.terms.append((tp, frozenset(stand_for - {tp.term}) or None, stand_in))
+
+    def strong_pages(self) -> set[str]:
+        """The pages with a query word in a title, alias, tag, heading or path."""
+        vault = self.vault
+        strong: set[str] = set()
+        for word in self.words:
+            strong.update(vault.name_postings.get(word, ()))
+            strong.update(vault.meta_postings.get(word, ()))
+        return strong
+
+    def _prior_and_context(self, page: Page) -> float:
+        prior = link_prior(self.vault, page)
+        return (prior[3] if prior else 0) + (self.context if page.path in self.near else 0)
+
+    def strong(self, page: Page, f: PageFields) -> float:
+        """At most the final score of any page: each channel of ``page_components`` bounded
+        from the page's fields (see ``weights`` for the points)."""
         if not _ascii_names(page):
-            score(path)  # _exact_name folds diacritics: a bound from words alone could miss it
-            continue
+            return math.inf
+        total: float = self._prior_and_context(page)
+        title_set, alias_set, tag_names, tag_tokens = f.title_set, f.alias_set, f.tag_names, f.tag_tokens
+        counts = f.body_counts
+        avg = self.plan.avg_body
+        norm = 0.0
+        for tp, others, stand_in in self.terms:
+            term = tp.term
+            in_title = term in title_set
+            if in_title:
+                total += POINTS["title-term"]
+            elif others is not None and not title_set.isdisjoint(others):
+                total += POINTS["synonym-term"] + POINTS["fuzzy-term"]  # stand-ins: at most 4
+            if term in alias_set or (others is not None and not alias_set.isdisjoint(others)):
+                total += POINTS["alias-term"]  # or stand-ins: at most 4
+            if term in tag_names or term in tag_tokens or (
+                others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
+            ):
+                total += POINTS["tag-term"]  # or stand-ins: at most 3
+            count = counts.get(term, 0)
+            if count:
+                if not norm:
+                    norm = _bm25_norm(f.lengths[4], avg)
+                total += POINTS["body-term"] * min(count, BODY_CAP) + fixed(
+                    min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm)))
+                )
+            else:
+                total += stand_in
+            if term in f.heading_set:
+                total += POINTS["heading-term"]
+            if not in_title and term in f.path_tokens:
+                total += PATH_LEAF
+        seq, typed, partial = self.seq, self.typed, self.partial
+        phrase = 0  # title-phrase, title-exact or leaf-exact, heading-phrase; or else prefix-phrase
+        if seq:
+            if seq <= title_set or seq <= alias_set:
+                phrase = POINTS["title-phrase"]
+            # the names are ASCII, so an exact name is one whose tokens are the query's
+            if f.title_tokens == typed or f.file_tokens == typed or typed in f.alias_tokens:
+                phrase += self.exact_max
+            elif len(f.leaf_tokens) <= len(typed) and seq <= f.leaf_tokens:
+                phrase += POINTS["leaf-exact"]
+            if seq <= f.heading_set:
+                phrase += HEADING_EXACT if typed in f.heading_tokens else POINTS["heading-phrase"]
+        if title_set and title_set <= self.words:
+            total += POINTS["title-cover"]
+        if partial:
+            # prefix-phrase comes only to a page that earned none of the others above
+            if phrase < POINTS["prefix-phrase"] and (
+                _starts_with_typed(f.title_tokens, typed) or any(_starts_with_typed(a, typed) for a in f.alias_tokens)
+            ):
+                phrase = POINTS["prefix-phrase"]
+            if partial not in title_set:  # prefix-term: for a partial term that is not a title token yet
+                for t in title_set:
+                    if t.startswith(partial):
+                        total += POINTS["prefix-term"]
+                        break
+                else:
+                    if partial not in alias_set:
+                        for t in alias_set:
+                            if t.startswith(partial):
+                                total += PREFIX_ALIAS
+                                break
+        return total + phrase
+
+    def other(self, page: Page, f: PageFields, prefix: bool = True) -> float:
+        """At most the final score of a page without a query word in its names, tags, headings
+        or path: its body channels, stand-ins and prefix channels (``prefix``: when a name token
+        may start with the partial term)."""
+        if not _ascii_names(page):
+            return math.inf
         tight = 0.0
-        if partial and (prefix_cut or path in prefixed):
-            if any(_starts_with_typed(tokens, query.tokens) for tokens in (f.title_tokens, *f.alias_tokens)):
+        partial = self.partial
+        if partial and prefix:
+            typed = self.typed
+            if any(_starts_with_typed(tokens, typed) for tokens in (f.title_tokens, *f.alias_tokens)):
                 tight += POINTS["prefix-phrase"]
             if any(t.startswith(partial) for t in f.title_set):
                 tight += POINTS["prefix-term"]
             elif any(t.startswith(partial) for t in f.alias_set):
                 tight += PREFIX_ALIAS
         counts = f.body_counts
+        avg = self.plan.avg_body
         norm = 0.0
-        for tp, stand_in in per_term:
+        for tp, _others, stand_in in self.terms:
             count = counts.get(tp.term, 0)
             if count:
                 if not norm:
@@ -361,12 +392,7 @@ def _scored_top(
                 )
             else:
                 tight += stand_in
-        if not can_enter(path, tight + later):
-            continue
-        prior = link_prior(vault, page)  # only now: its exact value, instead of its bound
-        if can_enter(path, tight + (prior[3] if prior else 0) + later - POINTS["link-prior"]):
-            score(path)
-    return scored
+        return tight + self._prior_and_context(page)
 
 
 def _bound_order(entry: tuple[float, str, Any]) -> tuple[float, str]:

@@ -4,7 +4,8 @@
 ``limit``; these tests compare it, hit for hit (path, score, every component), with the first
 ``limit`` of the ranking that scores every candidate (``limit`` 0), on random vaults whose
 pages share words between titles, aliases, tags, headings, folders and bodies, with synonyms,
-stems, diacritics, typos, partial terms and ``--context``.
+stems, diacritics, typos, partial terms and ``--context``. And the bounds it prunes with are
+checked directly: never below any page's final score.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from vaultkit import build_vault
 
-from engine.query import parse_query
-from engine.search import rank
+from engine.query import context_page, parse_query
+from engine.scoring import candidates, link_prior, make_plan, page_components
+from engine.search import _Bounds, _near, rank
+from engine.weights import POINTS
 
 WORDS = ["alpha", "beta", "gamma", "kiwi", "graph", "rag", "run", "runs", "running", "car", "cafe", "café",
          "automobile", "notes", "river", "stone", "garden", "gardens"]
@@ -68,3 +71,31 @@ def test_pruned_ranking_equals_the_top_of_the_full_ranking(files, text, limit, p
     pruned, _ = rank(vault, query, limit)
     full, _ = rank(vault, query, 0)
     assert described(pruned) == described(full[:limit])
+
+
+@settings(max_examples=150)
+@example({"kiwi.md": "---\ntitle: alpha\n---\nriver\n", "b.md": "kiwi\n"}, "kiwi", False, False, None)  # file name
+@given(vaults, queries, st.booleans(), st.booleans(), st.sampled_from([None, "A", "kiwi"]))
+def test_the_bounds_are_never_below_a_final_score(files, text, prefix, vocabulary, context):
+    # Each channel's bound must hold on its own: a loose bound elsewhere must not hide a wrong one,
+    # so this compares the bound with the score of every candidate, not just the hits that change.
+    if vocabulary:
+        files = {**files, "_vocabulary.md": VOCABULARY}
+    vault = build_vault(files)
+    query = parse_query(text, prefix=prefix, limit=5, context=context)
+    plan = make_plan(vault, query)
+    found = context_page(vault, query)
+    near = _near(vault, found) if found is not None else set()
+    bounds = _Bounds(vault, query, plan, near)
+    strong = bounds.strong_pages()
+    for path in sorted(candidates(vault, query, plan)):
+        page, fields = vault.pages[path], vault.fields[path]
+        components = page_components(page, fields, query, vault, plan)
+        if not components:
+            continue
+        prior = link_prior(vault, page)
+        final = sum(c[3] for c in components) + (prior[3] if prior else 0)
+        final += POINTS["context-edge"] if path in near else 0
+        assert bounds.strong(page, fields) >= final, (path, components)
+        if path not in strong:
+            assert bounds.other(page, fields) >= final, (path, components)
