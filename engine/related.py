@@ -50,9 +50,7 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
     in_body: set[str] = set()
     in_typed: dict[str, set[str]] = defaultdict(set)
     for source in vault.linking_pages(path) - {path}:
-        for kind, target in vault.outlink_targets(source):
-            if target != path:
-                continue
+        for kind in vault.link_kinds(source, path):
             if kind in TYPED_EDGES:
                 in_typed[source].add(kind)
             else:
@@ -108,7 +106,10 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
                 words[other].append(token)
 
     points = RELATED_POINTS
-    # The sum of the points matches() gives each candidate, added up without building them.
+    # The sum of the points matches() gives each candidate, added up without building them:
+    # first for the pages with a link, edge, tag or title word in common, then for those only
+    # co-cited or sharing a link, unless these can reach no more than the limit-th best score
+    # so far (on a hub page they are thousands, and the pages linking here outscore them).
     scores: dict[str, int | float] = defaultdict(int)
     for other in out_body:
         scores[other] += points["links-to"]
@@ -118,13 +119,24 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
         scores[other] += points["typed-edge"] * len(predicates)
     for other, shared in tags.items():
         scores[other] += points["shared-tag"] * len(shared)
-    for channel, counts in (("co-cited", cited), ("shared-link", sharing)):
-        worth = points[channel]
-        for other, n in counts.items():
-            scores[other] += worth * min(n, RELATED_CAP)
     worth = points["title-term"]
     for other, tokens in words.items():
         scores[other] += worth * min(len(tokens), RELATED_CAP)
+    counted = (("co-cited", cited), ("shared-link", sharing))
+    for channel, counts in counted:
+        worth = points[channel]
+        for other in scores:
+            n = counts.get(other)
+            if n:
+                scores[other] += worth * min(n, RELATED_CAP)
+    most = sum(points[channel] * RELATED_CAP for channel, _counts in counted)
+    if not 0 < limit <= len(scores) or heapq.nlargest(limit, scores.values())[-1] <= most:
+        primary = set(scores)
+        for channel, counts in counted:
+            worth = points[channel]
+            for other, n in counts.items():
+                if other not in primary:
+                    scores[other] += worth * min(n, RELATED_CAP)
 
     def titles(paths: set[str]) -> str:
         return ", ".join(sorted(vault.pages[p].title for p in paths)[:RELATED_CAP])

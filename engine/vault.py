@@ -551,6 +551,22 @@ class Vault:
         flat = self._targets.get(path, ())
         return list(zip(flat[::2], flat[1::2]))
 
+    def link_kinds(self, source: str, target: str) -> list[str]:
+        """The kinds (``wiki``, ``markdown``, a typed edge...) of the links and edges of
+        ``source`` that resolve to ``target``, in ``outlinks`` order; O(links of source) in C."""
+        self._resolved()
+        flat = self._targets.get(source, ())
+        kinds: list[str] = []
+        i = 1
+        while True:
+            try:
+                i = flat.index(target, i)
+            except ValueError:
+                return kinds
+            if i % 2:  # a target, not a kind
+                kinds.append(flat[i - 1])
+            i += 1
+
     def outlink_paths(self, path: str) -> set[str]:
         """The pages the page's links and edges resolve to (a new set; ``outlink_targets``
         without the kinds)."""

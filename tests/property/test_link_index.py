@@ -25,6 +25,8 @@ def check_links(vault: Vault) -> None:
         assert vault.linking_pages(path) == {s for s, _ in vault.backlinks(path)}
         expected = [(link.kind, r.path) for link, r in vault.outlinks(path) if r.path is not None]
         assert vault.outlink_targets(path) == expected
+        for target in {*vault.pages, "nothing.md"}:
+            assert vault.link_kinds(path, target) == [kind for kind, p in expected if p == target]
 
 
 @settings(max_examples=80)
