@@ -148,7 +148,7 @@ def _scored_top(
     """
     pages, fields = vault.pages, vault.fields
     bounds = _Bounds(vault, query, plan, near)
-    strong = bounds.strong_pages() & found_in
+    strong = bounds.named_pages() & found_in
     partial = query.partial
     prefixed: set[str] = set()  # pages with a name token that starts with the partial term
     prefix_cut = False  # more such tokens than name_tokens_with_prefix lists: any page may have one
@@ -201,28 +201,65 @@ def _scored_top(
         score(path)
 
     # Every other candidate: a coarse bound from the terms it holds (and the prefix channels),
-    # then, while that reaches the bar, a tight one from its body counts and name tokens.
+    # then, while that reaches the bar, a tight one. Those with a query word in a tag, heading
+    # or path (``meta``) can earn those channels too: per term at most tag-term, heading-term
+    # and path-term, and the phrase channels only when they hold every term there.
     later = POINTS["link-prior"] + (POINTS["context-edge"] if query.context else 0)
     prefix_max = POINTS["prefix-phrase"] + POINTS["prefix-term"]
-    postings = vault.postings
+    meta_max = POINTS["tag-term"] + POINTS["heading-term"] + PATH_LEAF
+    postings, meta_postings = vault.postings, vault.meta_postings
+    floor = best[0][0] if len(best) == limit else -math.inf
     bound: dict[str, float] = dict.fromkeys(prefixed, prefix_max)
     base = prefix_max if prefix_cut else 0
+    meta: set[str] = set()
+    in_all_meta: set[str] | None = None  # pages with every term (or a stand-in) in their meta tokens
+    for stand_for in bounds.stand_fors:
+        tagged: set[str] = set()
+        for word in stand_for:
+            tagged.update(meta_postings.get(word, ()))
+        tagged &= found_in
+        tagged -= strong
+        for path in tagged:
+            bound[path] = bound.get(path, base) + meta_max
+        meta |= tagged
+        in_all_meta = tagged if in_all_meta is None else in_all_meta & tagged
+    phrase_max = max(exact_points(query), POINTS["leaf-exact"]) + HEADING_EXACT
+    for path in in_all_meta or ():
+        bound[path] += phrase_max
+    # Body points, per term at most body_max. Terms whose maxima, smallest first, cannot lift a
+    # page holding only them to the bar are not enumerated ("the" is in every page): only
+    # looked up in the pages the other terms, prefixes and meta tokens bring in.
+    body = []
     for tp in plan.terms:
         # body-term at most BODY_CAP; body-bm25 below idf (k1 + 1) scaled, rounded up
         bm25_most = math.ceil(BM25_SCALE * (BM25_K1 + 1) * tp.idf * FIXED_STEP + 1) / FIXED_STEP
         body_max = POINTS["body-term"] * BODY_CAP + min(POINTS["body-bm25"], bm25_most)
-        holders: set[str] = set(postings.get(tp.term, ()))
-        for synonym in tp.synonyms:
-            holders.update(postings.get(synonym[0], ()))
-        for variant in (*tp.stems, *tp.folded, *tp.fuzzy):
-            holders.update(postings.get(variant, ()))
+        words = (tp.term, *(synonym[0] for synonym in tp.synonyms), *tp.stems, *tp.folded, *tp.fuzzy)
+        body.append((body_max, words))
+    body.sort(key=_first)
+    reach = base + later
+    minor = 0
+    while minor < len(body) and reach + body[minor][0] < floor:
+        reach += body[minor][0]
+        minor += 1
+    for body_max, words in body[minor:]:
+        holders: set[str] = set()
+        for word in words:
+            holders.update(postings.get(word, ()))
         holders -= strong
         for path in holders:
             bound[path] = bound.get(path, base) + body_max
+    if minor:
+        for path in bound:
+            counts = fields[path].body_counts
+            for body_max, words in body[:minor]:
+                for word in words:
+                    if word in counts:
+                        bound[path] += body_max
+                        break
     # In order of the bound with link-prior and context-edge at most (``later``): a page with a
     # prefix of the partial term gets its own link-prior and is ordered by title among equals,
     # since many such pages often tie and the title decides between them (as-you-type).
-    floor = best[0][0] if len(best) == limit else -math.inf
     context = later - POINTS["link-prior"]
     # The others fall into a few bound values (sums of per-term maxima): grouped by value, not
     # sorted one by one; the order within a value only changes how soon the bar rises.
@@ -247,7 +284,9 @@ def _scored_top(
     for neg, _title, path in _expand(rest):
         if len(best) == limit and -neg < best[0][0]:
             break
-        if can_enter(path, other_bound(pages[path], fields[path], prefix_cut or path in prefixed)):
+        page, f = pages[path], fields[path]
+        most = strong_bound(page, f) if path in meta else other_bound(page, f, prefix_cut or path in prefixed)
+        if can_enter(path, most):
             score(path)
     return scored
 
@@ -257,7 +296,7 @@ class _Bounds:
     included), from set and dict look-ups: what ``_scored_top`` prunes with.
 
     Sound for any page: ``strong`` for every page, ``other`` for a page with none of the query
-    words (``strong_pages``) in its title, aliases, tags, headings or path; both infinite for a
+    words (``named_pages``, ``meta_pages``) in its title, aliases, tags, headings or path; both infinite for a
     page whose names are not ASCII (an exact name is matched with diacritics folded).
     ``tests/property/test_pruned_rank.py`` checks both against the scores of every page.
     """
@@ -272,23 +311,32 @@ class _Bounds:
         self.exact_max = exact_points(query)
         self.context = POINTS["context-edge"] if query.context else 0
         self.terms = []  # per term: its plan, its stand-ins (None when none), what they earn in the body
+        self.stand_fors: list[frozenset[str]] = []  # per term: the term and every word standing for it
         self.words: set[str] = set(query.tokens)  # every query word and every word standing for one
         for tp in plan.terms:
             stand_for = {tp.term, *tp.stems, *tp.folded, *tp.fuzzy}
             for synonym in tp.synonyms:
                 stand_for.update(synonym)
+            self.stand_fors.append(frozenset(stand_for))
             self.words.update(stand_for)
             stand_in = (SYNONYM_MINOR if tp.synonyms or tp.variants else 0) + (FOLDED_MINOR if tp.fuzzy else 0)
             self.terms.append((tp, frozenset(stand_for - {tp.term}) or None, stand_in))
 
-    def strong_pages(self) -> set[str]:
-        """The pages with a query word in a title, alias, tag, heading or path."""
+    def named_pages(self) -> set[str]:
+        """The pages with a query word (or a stand-in) in a title or alias."""
         vault = self.vault
-        strong: set[str] = set()
+        named: set[str] = set()
         for word in self.words:
-            strong.update(vault.name_postings.get(word, ()))
-            strong.update(vault.meta_postings.get(word, ()))
-        return strong
+            named.update(vault.name_postings.get(word, ()))
+        return named
+
+    def meta_pages(self) -> set[str]:
+        """The pages with a query word (or a stand-in) in a tag, heading or path."""
+        vault = self.vault
+        meta: set[str] = set()
+        for word in self.words:
+            meta.update(vault.meta_postings.get(word, ()))
+        return meta
 
     def _prior_and_context(self, page: Page) -> float:
         prior = link_prior(self.vault, page)
@@ -393,6 +441,10 @@ class _Bounds:
             else:
                 tight += stand_in
         return tight + self._prior_and_context(page)
+
+
+def _first(entry: tuple) -> Any:
+    return entry[0]
 
 
 def _bound_order(entry: tuple[float, str, Any]) -> tuple[float, str]:

@@ -62,6 +62,10 @@ def described(hits) -> list[tuple]:
 @example(  # a page that matches by a heading: more than its body alone earns
     {"a.md": "river stone river stone river stone\n", "b.md": "## river stone\n"}, "river stone", 1, False, False, None
 )
+@example(  # a page whose file name is the query, under a title without it, beats a titled page
+    {"alpha.md": "---\ntitle: zz\n---\n", "b.md": "---\ntitle: alpha beta\n---\nalpha alpha alpha\n"}, "alpha", 1,
+    False, False, None,
+)
 @given(vaults, queries, st.integers(1, 4), st.booleans(), st.booleans(), st.sampled_from([None, "A", "kiwi"]))
 def test_pruned_ranking_equals_the_top_of_the_full_ranking(files, text, limit, prefix, vocabulary, context):
     if vocabulary:
@@ -87,7 +91,7 @@ def test_the_bounds_are_never_below_a_final_score(files, text, prefix, vocabular
     found = context_page(vault, query)
     near = _near(vault, found) if found is not None else set()
     bounds = _Bounds(vault, query, plan, near)
-    strong = bounds.strong_pages()
+    strong = bounds.named_pages() | bounds.meta_pages()
     for path in sorted(candidates(vault, query, plan)):
         page, fields = vault.pages[path], vault.fields[path]
         components = page_components(page, fields, query, vault, plan)
