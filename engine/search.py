@@ -500,14 +500,15 @@ def search(vault: Vault, query: Query, vectors: VectorArm | None = None) -> tupl
     )
 
 
-def matching_headings(page, text: str) -> list:
+def matching_headings(page: Page, text: str, fields: PageFields | None = None) -> list:
     """The page's sub-headings (level 2+) that contain every token of ``text``, in page order.
 
-    Shown under their page in workspace symbols; they never change the page ranking.
+    Shown under their page in workspace symbols; they never change the page ranking. With the
+    page's ``fields``, a page whose headings lack one of the words is passed over at once.
     """
     from .text import tokenize
 
     words = set(tokenize(text))
-    if not words:
+    if not words or (fields is not None and not words <= fields.heading_set):
         return []
     return [h for h in page.headings if h.level > 1 and words <= set(tokenize(h.text))]

@@ -39,7 +39,7 @@ def register(server: VaultServer) -> None:
                         container_name=folder or None,
                     )
                 )
-                for heading in matching_headings(page, params.query):
+                for heading in matching_headings(page, params.query, vault.fields.get(page.path)):
                     out.append(
                         types.WorkspaceSymbol(
                             name=f"{page.title} › {heading.text}",

@@ -16,7 +16,7 @@ from vaultkit import build_vault
 
 from engine.query import context_page, parse_query
 from engine.scoring import candidates, link_prior, make_plan, page_components
-from engine.search import _Bounds, _near, rank
+from engine.search import _Bounds, _near, matching_headings, rank
 from engine.weights import POINTS
 
 WORDS = ["alpha", "beta", "gamma", "kiwi", "graph", "rag", "run", "runs", "running", "car", "cafe", "café",
@@ -103,3 +103,11 @@ def test_the_bounds_are_never_below_a_final_score(files, text, prefix, vocabular
         assert bounds.strong(page, fields) >= final, (path, components)
         if path not in strong:
             assert bounds.other(page, fields) >= final, (path, components)
+
+
+@settings(max_examples=100)
+@given(vaults, queries)
+def test_matching_headings_with_fields_are_the_same_headings(files, text):
+    vault = build_vault(files)
+    for path, page in vault.pages.items():
+        assert matching_headings(page, text, vault.fields[path]) == matching_headings(page, text)
