@@ -6,6 +6,7 @@ Hits sort by score desc, then title casefolded, then path. Zero-score pages are 
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections.abc import Iterable, Iterator
@@ -338,6 +339,20 @@ class _Bounds:
             meta.update(vault.meta_postings.get(word, ()))
         return meta
 
+    @functools.cached_property
+    def named(self) -> list[set[str]]:
+        """Per term: the pages with it or a stand-in in a title, alias, tag, heading or path
+        (a page outside can earn only body points and stand-ins for that term)."""
+        vault = self.vault
+        out = []
+        for stand_for in self.stand_fors:
+            held: set[str] = set()
+            for word in stand_for:
+                held.update(vault.name_postings.get(word, ()))
+                held.update(vault.meta_postings.get(word, ()))
+            out.append(held)
+        return out
+
     def _prior_and_context(self, page: Page) -> float:
         prior = link_prior(self.vault, page)
         return (prior[3] if prior else 0) + (self.context if page.path in self.near else 0)
@@ -352,8 +367,20 @@ class _Bounds:
         counts = f.body_counts
         avg = self.plan.avg_body
         norm = 0.0
-        for tp, others, stand_in in self.terms:
+        path = page.path
+        for (tp, others, stand_in), named in zip(self.terms, self.named):
             term = tp.term
+            if path not in named:  # neither the term nor a stand-in in a name, tag, heading or path
+                count = counts.get(term, 0)
+                if count:
+                    if not norm:
+                        norm = _bm25_norm(f.lengths[4], avg)
+                    total += POINTS["body-term"] * min(count, BODY_CAP) + fixed(
+                        min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm)))
+                    )
+                else:
+                    total += stand_in
+                continue
             in_title = term in title_set
             if in_title:
                 total += POINTS["title-term"]
