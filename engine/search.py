@@ -62,11 +62,12 @@ def hit_order(hit: Hit) -> tuple:
     return (-hit.score, hit.page.title.casefold(), hit.page.path)
 
 
-def rank(vault: Vault, query: Query, limit: int = 0) -> tuple[list[Hit], set[str]]:
+def rank(vault: Vault, query: Query, limit: int = 0, *, explain: bool = True) -> tuple[list[Hit], set[str]]:
     """The hits for the query in ranking order (no snippets): the first ``limit`` of them, or
     all when ``limit`` is 0 or less; and the paths reached only by the graph walk.
 
-    Every candidate is scored; Match objects are made only for the hits returned.
+    Match objects are made only for the hits returned, and not at all without ``explain``
+    (the hits then carry their scores but no components: workspace symbols show none).
     """
     plan = make_plan(vault, query)
     pages = vault.pages
@@ -118,7 +119,7 @@ def rank(vault: Vault, query: Query, limit: int = 0) -> tuple[list[Hit], set[str
         (-score_of(c[3] for c in found), pages[path].title.casefold(), path) for path, found in scored.items()
     ]
     order = heapq.nsmallest(limit, order) if 0 < limit < len(order) else sorted(order)
-    hits = [Hit(pages[path], to_matches(scored[path]), -neg, "") for neg, _title, path in order]
+    hits = [Hit(pages[path], to_matches(scored[path]) if explain else (), -neg, "") for neg, _title, path in order]
     return hits, graph_only
 
 

@@ -326,6 +326,7 @@ class VaultServer(LanguageServer):
         # before the next request: apply the text, skip the re-parse.
         self.change_superseded = False
         self.input_pending: Callable[[], bool] = lambda: False  # set by lsp/transport.py
+        self.quiet_for: Callable[[], float] = lambda: float("inf")  # seconds since the last message (idem)
 
     def start_io(self, stdin=None, stdout=None) -> int:  # type: ignore[override]
         """Serve over stdio with ``lsp.transport``'s loop; the process's exit code."""

@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -213,9 +214,11 @@ async def serve(server: VaultServer, stdin: BinaryIO) -> int:
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
     counts = [0, 0]  # messages the reader delivered, messages the loop took (ints: atomic under the GIL)
+    last = [time.monotonic()]  # when the reader last delivered one
 
     def deliver(message: Any) -> None:
         counts[0] += 1
+        last[0] = time.monotonic()
         try:
             loop.call_soon_threadsafe(queue.put_nowait, message)
         except RuntimeError:  # the loop has closed: the server is exiting
@@ -234,6 +237,7 @@ async def serve(server: VaultServer, stdin: BinaryIO) -> int:
     # Long background work (the vault-wide diagnostics push) asks this between steps and
     # pauses while a message waits, so an answer never waits for a whole slice of it.
     server.input_pending = lambda: counts[0] > counts[1] or bool(backlog)
+    server.quiet_for = lambda: time.monotonic() - last[0]
 
     def take(message: Any) -> None:
         counts[1] += 1

@@ -29,11 +29,13 @@ from .changes import open_documents, texts_for, to_location, uri_of, wait_indexe
 
 log = logging.getLogger("vaultlens")
 SOURCE = "vaultlens"
-# The push after the scan works in slices of at most SLICE seconds with a PAUSE between them,
-# and pauses at once when a message is waiting (``VaultServer.input_pending``), so a request
-# that arrives meanwhile waits for one page's findings at most.
-SLICE = 0.02
+# The push after the scan is background work: it runs only once the client has been quiet for
+# IDLE seconds (no message), in slices of at most SLICE seconds, and pauses at once when a
+# message is waiting (``VaultServer.input_pending``), so a request that arrives meanwhile waits
+# for one page's findings at most, and a burst of requests (typing, a script) none at all.
+SLICE = 0.01
 PAUSE = 0.004
+IDLE = 0.2
 DEBOUNCE = 0.05  # seconds without a change before changed pages are checked again
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
@@ -161,6 +163,7 @@ async def publish_vault(ls: VaultServer, state: VaultState) -> None:
     """Push every page's findings (in short slices, so the server keeps answering meanwhile)."""
     await wait_indexed(state)
     try:
+        await _quiet(ls)
         paths = sorted(set(state.vault.pages) | set(_published(state)))
         docs = open_documents(ls, state)
         deadline = time.perf_counter() + SLICE
@@ -168,6 +171,7 @@ async def publish_vault(ls: VaultServer, state: VaultState) -> None:
             publish(ls, state, path, docs)
             if time.perf_counter() > deadline or ls.input_pending():
                 await asyncio.sleep(PAUSE)
+                await _quiet(ls)
                 docs = open_documents(ls, state)
                 deadline = time.perf_counter() + SLICE
         _refresh(ls)
@@ -175,6 +179,15 @@ async def publish_vault(ls: VaultServer, state: VaultState) -> None:
             ls.workspace_code_lens_refresh(None)
     except Exception:  # noqa: BLE001 - a failed push must not take the server down
         log.exception("publishing the vault's diagnostics failed")
+
+
+async def _quiet(ls: VaultServer) -> None:
+    """Return once no message is waiting and none came for IDLE seconds."""
+    while True:
+        wait = IDLE - ls.quiet_for()
+        if wait <= 0 and not ls.input_pending():
+            return
+        await asyncio.sleep(max(wait, PAUSE))
 
 
 def on_indexed(ls: VaultServer, state: VaultState) -> None:

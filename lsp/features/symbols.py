@@ -24,7 +24,7 @@ def register(server: VaultServer) -> None:
             state = ls.vaults[root]
             vault, limit = state.vault, state.settings.limit
             if params.query.strip():
-                hits, _ = rank(vault, parse_query(params.query, prefix=True, limit=limit), limit)  # no snippets
+                hits, _ = rank(vault, parse_query(params.query, prefix=True, limit=limit), limit, explain=False)
                 pages = [h.page for h in hits]
             else:
                 pages = [vault.pages[p] for p in vault.sorted_paths()[:limit]]

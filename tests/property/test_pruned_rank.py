@@ -75,6 +75,8 @@ def test_pruned_ranking_equals_the_top_of_the_full_ranking(files, text, limit, p
     pruned, _ = rank(vault, query, limit)
     full, _ = rank(vault, query, 0)
     assert described(pruned) == described(full[:limit])
+    unexplained, _ = rank(vault, query, limit, explain=False)  # workspace symbols: the same order, no reasons
+    assert [(h.page.path, h.score, h.matched) for h in unexplained] == [(h.page.path, h.score, ()) for h in pruned]
 
 
 @settings(max_examples=150)
