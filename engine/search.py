@@ -287,7 +287,10 @@ def _scored_top(
         if len(best) == limit and -neg < best[0][0]:
             break
         page, f = pages[path], fields[path]
-        most = strong_bound(page, f) if path in meta else other_bound(page, f, prefix_cut or path in prefixed)
+        if path in meta:
+            most = strong_bound(page, f)
+        else:
+            most = other_bound(page, f, prefix_cut or path in prefixed, best[0][0] if len(best) == limit else -math.inf)
         if can_enter(path, most):
             score(path)
     return scored
@@ -439,10 +442,11 @@ class _Bounds:
                                 break
         return total + phrase
 
-    def other(self, page: Page, f: PageFields, prefix: bool = True) -> float:
+    def other(self, page: Page, f: PageFields, prefix: bool = True, floor: float = -math.inf) -> float:
         """At most the final score of a page without a query word in its names, tags, headings
         or path: its body channels, stand-ins and prefix channels (``prefix``: when a name token
-        may start with the partial term)."""
+        may start with the partial term). A page whose bound is below ``floor`` anyway gets
+        its bound with the most link-prior, not its own (which is not looked up)."""
         if not _ascii_names(page):
             return math.inf
         tight = 0.0
@@ -468,6 +472,9 @@ class _Bounds:
                 )
             else:
                 tight += stand_in
+        most = tight + POINTS["link-prior"] + self.context
+        if most < floor:  # below the bar even with the most link-prior: its own is not looked up
+            return most
         return tight + self._prior_and_context(page)
 
 
