@@ -1,4 +1,8 @@
-"""``textDocument/hover`` on a wikilink (the target, why it relates) or on a ``#tag``."""
+"""``textDocument/hover`` on a wikilink (the target, why it relates) or on a ``#tag``.
+
+A hover's text depends only on the vault and the link, so it is remembered until the vault
+changes (``Vault.generation``): hovering the same link again, as people do, costs nothing.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from lsprotocol import types
 
 from engine.query import parse_query
 from engine.render import page_hover, tag_hover, unresolved_hover
-from engine.search import search
+from engine.search import rank
 
 from ..convert import to_lsp_range
 from ..server import VaultServer
@@ -29,16 +33,11 @@ def register(server: VaultServer) -> None:
             if not link.span.contains(line, char):
                 continue
             res = state.vault.resolve_link(link, rel)
-            if res.path is not None:
-                text = page_hover(state.vault, res.path, related_pages=state.settings.hover_related, via=res.via)
-                if res.ambiguous:
-                    others = ", ".join(f"`{p}`" for p in res.candidates[1:])
-                    text += f"\n\n_Ambiguous: also matches {others}._"
-            elif res.attachment:
-                text = f"Attachment `{link.target}` (not a page)."
-            else:
-                candidates = search(state.vault, parse_query(link.target, limit=5))
-                text = unresolved_hover(state.vault, link.target, candidates)
+            memo = _memo(state)
+            key = (res, link.target, state.settings.hover_related)
+            text = memo.get(key)
+            if text is None:
+                text = memo[key] = _link_text(state, link.target, res)
             return types.Hover(
                 contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
                 range=to_lsp_range(link.span),
@@ -50,3 +49,29 @@ def register(server: VaultServer) -> None:
                     range=to_lsp_range(tag.span),
                 )
         return None
+
+
+MEMO_SIZE = 256
+
+
+def _memo(state) -> dict:
+    """The hover texts of this vault generation (dropped whole when the vault changes)."""
+    generation = state.vault.generation
+    if state.__dict__.get("hover_generation") != generation or len(state.__dict__.get("hover_memo", ())) > MEMO_SIZE:
+        state.__dict__["hover_generation"] = generation
+        state.__dict__["hover_memo"] = {}
+    return state.__dict__["hover_memo"]
+
+
+def _link_text(state, target: str, res) -> str:
+    vault = state.vault
+    if res.path is not None:
+        text = page_hover(vault, res.path, related_pages=state.settings.hover_related, via=res.via)
+        if res.ambiguous:
+            others = ", ".join(f"`{p}`" for p in res.candidates[1:])
+            text += f"\n\n_Ambiguous: also matches {others}._"
+        return text
+    if res.attachment:
+        return f"Attachment `{target}` (not a page)."
+    candidates, _ = rank(vault, parse_query(target, limit=5), 5)  # no snippets: the table shows none
+    return unresolved_hover(vault, target, tuple(candidates))

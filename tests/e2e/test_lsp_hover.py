@@ -147,3 +147,20 @@ async def test_no_hover_away_from_links(shared_client: LanguageClient, shared_va
     uri, text = buffers(DAILY)
     assert await hover(shared_client, uri, position(text, "Warm, dry", 2)) is None
     assert await hover(shared_client, uri, position(text, "# Sunday", 3)) is None
+
+
+async def test_a_hover_shown_again_follows_a_change_to_the_vault(
+    shared_client: LanguageClient, shared_vault: Path, buffers
+):
+    # Hovers are remembered per vault generation: the same link hovered twice gives the same
+    # text; once the target page changes (a buffer here), the same link's hover shows the change.
+    uri, text = buffers(DAILY)
+    at = position(text, "[[Seed Starting]]", 4)
+    first = await hover_text(shared_client, uri, at)
+    assert await hover_text(shared_client, uri, at) == first
+    assert "Sown in moonlight" not in first
+    buffers("garden/Seed Starting.md", "# Seed Starting\n\nSown in moonlight, always.\n")
+    now = await hover_text(shared_client, uri, at)
+    assert "Sown in moonlight" in now, now
+    engine = engine_vault(shared_vault, {"garden/Seed Starting.md": "# Seed Starting\n\nSown in moonlight, always.\n"})
+    assert now == page_hover(engine, "garden/Seed Starting.md", related_pages=True, via="stem")
