@@ -290,13 +290,29 @@ def encode_fields(fields: PageFields) -> tuple[Any, ...]:
     return tuple(_interned(getattr(fields, name)) for name in _PAGE_FIELDS)
 
 
+# The fields whose values repeat from page to page: most pages have no aliases, and tag sets
+# recur. (Titles, headings, paths and lengths almost never do: sharing them costs more load
+# time than it saves memory.)
+_SHARED_FIELDS = tuple(i for i, name in enumerate(_PAGE_FIELDS) if name in ("alias_tokens", "alias_set", "tag_names", "tag_tokens"))
+
+
 def decode_fields(record: tuple[Any, ...], shared: dict[Any, Any] | None = None) -> PageFields:
-    """The fields a record holds. With ``shared`` (one dict per load), equal frozensets and
-    tuples of different pages become one object: pages in one folder have the same path
-    tokens, and tag sets repeat; small frozensets cost 200+ bytes each."""
+    """The fields a record holds. With ``shared`` (one dict per load), equal alias and tag
+    values of different pages become one object (small frozensets cost 200+ bytes each)."""
     if shared is not None:
-        record = tuple(
-            shared.setdefault(v, v) if type(v) is frozenset or (type(v) is tuple and len(v) < 8) else v
-            for v in record
-        )
-    return PageFields(*record)
+        values = list(record)
+        for i in _SHARED_FIELDS:
+            v = values[i]
+            values[i] = shared.setdefault(v, v)
+        record = values  # type: ignore[assignment]
+    if len(record) != len(_FIELD_SETTERS):
+        raise ValueError("a fields record of another layout")
+    # PageFields is frozen: its __init__ sets each slot through object.__setattr__, which
+    # costs more than the rest of decoding; the slots' own setters do the same, directly.
+    fields = _new(PageFields)
+    for setter, value in zip(_FIELD_SETTERS, record):
+        setter(fields, value)
+    return fields
+
+
+_FIELD_SETTERS = tuple(PageFields.__dict__[name].__set__ for name in _PAGE_FIELDS)
