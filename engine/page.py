@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 import yaml
 
-from .model import Heading, Link, Page, Problem, Span, Tag
+from .model import Heading, Link, Page, Problem, Span, Tag, fast_constructor
 from .text import utf16_col
 
 try:  # libyaml's C loader is several times faster; the pure loader is the same language.
@@ -27,6 +27,7 @@ META_NODE_BUDGET = 10_000  # frontmatter values walked at most (guards alias bom
 EDGE_KEYS = ("sources", "related", "depends_on")
 
 _LINE_SPLIT = re.compile(r"\r\n|\r|\n")
+_span, _link, _heading, _tag = map(fast_constructor, (Span, Link, Heading, Tag))  # see fast_constructor
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
@@ -443,7 +444,7 @@ def _edges(meta: dict[str, Any], fm_lines: list[str], label_first: bool) -> list
             if not target:
                 continue
             span = _locate(fm_lines, target, key)
-            edges.append(Link(key, target, heading, block, label, span, span, raw))
+            edges.append(_link(key, target, heading, block, label, span, span, raw))
     return edges
 
 
@@ -459,8 +460,8 @@ def _locate(fm_lines: list[str], needle: str, key: str) -> Span:
             col = line.find(needle)
             if col >= 0:
                 start = utf16_col(line, col)
-                return Span(i + 1, start, i + 1, start + utf16_col(needle, len(needle)))
-    return Span(1, 0, 1, 0)
+                return _span(i + 1, start, i + 1, start + utf16_col(needle, len(needle)))
+    return _span(1, 0, 1, 0)
 
 
 # --- body --------------------------------------------------------------------------------
@@ -540,12 +541,12 @@ def _scan_body(lines: list[str], first: int, label_first: bool) -> _Scan:
             if m:
                 heading_level = len(m.group(1))
                 text = _ATX_CLOSE.sub("", m.group(2) or "").strip()
-                span = Span(lineno, 0, lineno, utf16_col(source, len(source)))
-                headings.append(Heading(heading_level, text, span))
+                span = _span(lineno, 0, lineno, utf16_col(source, len(source)))
+                headings.append(_heading(heading_level, text, span))
         elif prev_paragraph is not None and (lead == "=" or lead == "-") and _SETEXT.match(line):
             pline, ptext = prev_paragraph
             level = 1 if lead == "=" else 2
-            headings.append(Heading(level, ptext.strip(), Span(pline, 0, pline, utf16_col(ptext, len(ptext)))))
+            headings.append(_heading(level, ptext.strip(), _span(pline, 0, pline, utf16_col(ptext, len(ptext)))))
             prev_paragraph = None
             continue
         prev_paragraph = None if (heading_level or is_item or in_list) else (lineno, source)
@@ -563,7 +564,7 @@ def _scan_body(lines: list[str], first: int, label_first: bool) -> _Scan:
                 if name and not (heading_level and start == 0):
                     if wide:
                         start, end = utf16_col(source, start), utf16_col(source, end)
-                    tags.append(Tag(name, Span(lineno, start, lineno, end)))
+                    tags.append(_tag(name, _span(lineno, start, lineno, end)))
         if "^" in line:
             bm = _BLOCK_ID.search(line)
             if bm:
@@ -683,12 +684,12 @@ def _links_in_line(
             if embed:
                 start -= 1
             if wide:
-                span = Span(lineno, utf16_col(source, start), lineno, utf16_col(source, end))
-                tspan = Span(lineno, utf16_col(source, tstart), lineno, utf16_col(source, tend))
+                span = _span(lineno, utf16_col(source, start), lineno, utf16_col(source, end))
+                tspan = _span(lineno, utf16_col(source, tstart), lineno, utf16_col(source, tend))
             else:
-                span = Span(lineno, start, lineno, end)
-                tspan = Span(lineno, tstart, lineno, tend)
-            link = Link("embed" if embed else "wiki", target, heading, block, label, span, tspan, source[start:end])
+                span = _span(lineno, start, lineno, end)
+                tspan = _span(lineno, tstart, lineno, tend)
+            link = _link("embed" if embed else "wiki", target, heading, block, label, span, tspan, source[start:end])
             found.append((start, link))
     if "](" in line:
         col = (lambda i: utf16_col(source, i)) if wide else (lambda i: i)
@@ -716,10 +717,10 @@ def _links_in_line(
             embed = start > 0 and line[start - 1] == "!"
             if embed:
                 start -= 1
-            span = Span(lineno, col(start), lineno, col(end))
+            span = _span(lineno, col(start), lineno, col(end))
             ds = m.start(2) + (1 if m.group(2).startswith("<") else 0)
-            tspan = Span(lineno, col(ds), lineno, col(ds + len(dest)))
-            link = Link("embed" if embed else "md", target, heading, block, m.group(1) or None, span, tspan, source[start:end])
+            tspan = _span(lineno, col(ds), lineno, col(ds + len(dest)))
+            link = _link("embed" if embed else "md", target, heading, block, m.group(1) or None, span, tspan, source[start:end])
             found.append((start, link))
         found.sort(key=lambda item: item[0])
     out.extend(link for _, link in found)
