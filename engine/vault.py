@@ -491,15 +491,16 @@ class Vault:
         if not t:
             return Resolution(source, "self", (source,)) if source in self.pages else UNRESOLVED
         base = t.rsplit("/", 1)[-1]
-        ext = posixpath.splitext(base)[1].lower()
+        dot = base.rfind(".")  # posixpath.splitext: leading dots of a name are no extension
+        ext = base[dot:].lower() if dot > 0 and base[:dot].strip(".") else ""
         if ext and ext != ".md" and not _is_plausible_name_ext(ext):
             return Resolution(None, None, (), attachment=True)
         noext = _noext(t)
-        source_dir = posixpath.dirname(source) if source else ""
 
         if "/" in noext or kind == "md":
             tries = []
             if noext.startswith(("./", "../")) or kind == "md":
+                source_dir = posixpath.dirname(source) if source else ""
                 tries.append(posixpath.normpath(posixpath.join(source_dir, noext)))
             if not noext.startswith(("./", "../")):
                 tries.append(posixpath.normpath(noext.lstrip("/")))
@@ -622,11 +623,11 @@ class Vault:
         assert links is not None
         old = links.pop(path, ())
         page = self.pages.get(path)
-        new = tuple(self._resolve_memo(t, path, kind) for kind, t in link_kinds(page)) if page is not None else ()
+        kinds = link_kinds(page) if page is not None else ()
+        new = tuple(self._resolve_memo(t, path, kind) for kind, t in kinds)
         self._targets.pop(path, None)
         if page is not None:
             links[path] = new
-            kinds = link_kinds(page)
             self._targets[path] = tuple(x for (kind, _t), r in zip(kinds, new) if r.path is not None for x in (kind, r.path))
         # ``[[#Heading]]`` resolves to its own page ("self") but names no page: not a backlink.
         before = {r.path for r in old if r.path is not None and r.via != "self"}
