@@ -329,19 +329,17 @@ class _Bounds:
 
     def named_pages(self) -> set[str]:
         """The pages with a query word (or a stand-in) in a title or alias."""
-        vault = self.vault
-        named: set[str] = set()
-        for word in self.words:
-            named.update(vault.name_postings.get(word, ()))
-        return named
+        return self._holders(self.vault.name_postings)
 
     def meta_pages(self) -> set[str]:
         """The pages with a query word (or a stand-in) in a tag, heading or path."""
-        vault = self.vault
-        meta: set[str] = set()
+        return self._holders(self.vault.meta_postings)
+
+    def _holders(self, index) -> set[str]:
+        found: set[str] = set()
         for word in self.words:
-            meta.update(vault.meta_postings.get(word, ()))
-        return meta
+            found.update(index.get(word, ()))
+        return found
 
     @functools.cached_property
     def named(self) -> list[set[str]]:
@@ -361,30 +359,36 @@ class _Bounds:
         prior = link_prior(self.vault, page)
         return (prior[3] if prior else 0) + (self.context if page.path in self.near else 0)
 
+    def _body(self, f: PageFields) -> float:
+        """The body points of every term (body-term and body-bm25 as ``page_components`` gives
+        them), or what a stand-in can earn there when the body lacks the term."""
+        counts = f.body_counts
+        total = 0.0
+        norm = 0.0
+        for tp, _others, stand_in in self.terms:
+            count = counts.get(tp.term, 0)
+            if count:
+                if not norm:
+                    norm = _bm25_norm(f.lengths[4], self.plan.avg_body)
+                total += POINTS["body-term"] * min(count, BODY_CAP) + fixed(
+                    min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm)))
+                )
+            else:
+                total += stand_in
+        return total
+
     def strong(self, page: Page, f: PageFields) -> float:
         """At most the final score of any page: each channel of ``page_components`` bounded
         from the page's fields (see ``weights`` for the points)."""
         if not _ascii_names(page):
             return math.inf
-        total: float = self._prior_and_context(page)
+        total: float = self._prior_and_context(page) + self._body(f)
         title_set, alias_set, tag_names, tag_tokens = f.title_set, f.alias_set, f.tag_names, f.tag_tokens
-        counts = f.body_counts
-        avg = self.plan.avg_body
-        norm = 0.0
         path = page.path
-        for (tp, others, stand_in), named in zip(self.terms, self.named):
-            term = tp.term
+        for (tp, others, _stand_in), named in zip(self.terms, self.named):
             if path not in named:  # neither the term nor a stand-in in a name, tag, heading or path
-                count = counts.get(term, 0)
-                if count:
-                    if not norm:
-                        norm = _bm25_norm(f.lengths[4], avg)
-                    total += POINTS["body-term"] * min(count, BODY_CAP) + fixed(
-                        min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm)))
-                    )
-                else:
-                    total += stand_in
                 continue
+            term = tp.term
             in_title = term in title_set
             if in_title:
                 total += POINTS["title-term"]
@@ -396,15 +400,6 @@ class _Bounds:
                 others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
             ):
                 total += POINTS["tag-term"]  # or stand-ins: at most 3
-            count = counts.get(term, 0)
-            if count:
-                if not norm:
-                    norm = _bm25_norm(f.lengths[4], avg)
-                total += POINTS["body-term"] * min(count, BODY_CAP) + fixed(
-                    min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm)))
-                )
-            else:
-                total += stand_in
             if term in f.heading_set:
                 total += POINTS["heading-term"]
             if not in_title and term in f.path_tokens:
@@ -459,19 +454,7 @@ class _Bounds:
                 tight += POINTS["prefix-term"]
             elif any(t.startswith(partial) for t in f.alias_set):
                 tight += PREFIX_ALIAS
-        counts = f.body_counts
-        avg = self.plan.avg_body
-        norm = 0.0
-        for tp, _others, stand_in in self.terms:
-            count = counts.get(tp.term, 0)
-            if count:
-                if not norm:
-                    norm = _bm25_norm(f.lengths[4], avg)
-                tight += POINTS["body-term"] * min(count, BODY_CAP) + fixed(
-                    min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm)))
-                )
-            else:
-                tight += stand_in
+        tight += self._body(f)
         most = tight + POINTS["link-prior"] + self.context
         if most < floor:  # below the bar even with the most link-prior: its own is not looked up
             return most
