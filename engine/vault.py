@@ -553,7 +553,7 @@ class Vault:
         return list(zip(flat[::2], flat[1::2]))
 
     def link_kinds(self, source: str, target: str) -> list[str]:
-        """The kinds (``wiki``, ``markdown``, a typed edge...) of the links and edges of
+        """The kinds (``wiki``, ``embed``, ``md`` or a typed edge) of the links and edges of
         ``source`` that resolve to ``target``, in ``outlinks`` order; O(links of source) in C."""
         self._resolved()
         flat = self._targets.get(source, ())

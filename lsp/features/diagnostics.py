@@ -36,6 +36,7 @@ SOURCE = "vaultlens"
 SLICE = 0.01
 PAUSE = 0.004
 IDLE = 0.2
+STARVE = 2.0
 DEBOUNCE = 0.05  # seconds without a change before changed pages are checked again
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
@@ -182,12 +183,16 @@ async def publish_vault(ls: VaultServer, state: VaultState) -> None:
 
 
 async def _quiet(ls: VaultServer) -> None:
-    """Return once no message is waiting and none came for IDLE seconds."""
-    while True:
+    """Return once no message is waiting and none came for IDLE seconds, or after STARVE
+    seconds at most (a client that never pauses still gets its diagnostics, a slice at a time)."""
+    waited = 0.0
+    while waited < STARVE:
         wait = IDLE - ls.quiet_for()
         if wait <= 0 and not ls.input_pending():
             return
-        await asyncio.sleep(max(wait, PAUSE))
+        step = max(wait, PAUSE)
+        await asyncio.sleep(step)
+        waited += step
 
 
 def on_indexed(ls: VaultServer, state: VaultState) -> None:
