@@ -4,6 +4,7 @@ they change, pulled where the client can pull, shaped by the settings; and the q
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from e2e_support import change_doc, engine_vault, insert_at, open_doc, position, whole
@@ -64,6 +65,21 @@ async def test_the_whole_vault_after_the_scan(bare_client: LanguageClient, vault
     assert dup.severity == HINT and "projects/Index.md" in dup.message
     # a page with nothing wrong gets nothing
     assert not bare_client.diagnostics.get(uri(vault, "garden/Aphids.md"))
+
+
+async def test_the_vault_push_waits_for_a_pause_but_never_starves(bare_client: LanguageClient, vault: Path):
+    # The push after the scan is background work: while requests keep coming (every 50 ms, a
+    # client that never pauses), answers do not wait behind it, and it still arrives.
+    import time
+
+    await start_nav_session(bare_client, vault)
+    target = uri(vault, "ai/rag/Reranking.md")
+    started = time.monotonic()
+    while target not in bare_client.diagnostics:
+        await bare_client.workspace_symbol_async(types.WorkspaceSymbolParams(query="rag"))
+        await asyncio.sleep(0.05)
+        assert time.monotonic() - started < 15, "the vault's diagnostics never came (they wait 2 s at most)"
+    assert "frontmatter-yaml" in by_code(bare_client, vault, "ai/rag/Reranking.md")
 
 
 async def test_edits_in_open_buffers_change_diagnostics_here_and_elsewhere(bare_client: LanguageClient, vault: Path):
