@@ -203,6 +203,7 @@ class Vault:
         self.field_lengths = [0, 0, 0, 0, 0]  # sums of PageFields.lengths (BM25 average lengths)
         # Where every link leads, built on first need (``_resolved``) and then kept up to date.
         self._links: dict[str, tuple[Resolution, ...]] | None = None  # path -> per outlink
+        self._links_stored: tuple[Any, ...] | None = None  # a snapshot's link index, restored on first need
         self._targets: dict[str, tuple[str, ...]] = {}  # path -> kind, target, kind, target... resolved
         self._incoming: dict[str, set[str]] = {}  # target path -> pages linking to it
         self._memo: dict[tuple[str, bool, str | None], Resolution] = {}  # resolve() answers
@@ -339,8 +340,7 @@ class Vault:
         vault = cls(root, label_first=label_first)
         for name, (kind, value) in snapshot.items():
             if kind == "links":
-                if value is not None:
-                    vault._restore_links(value)
+                vault._links_stored = value  # restored on first need: a search never needs it
             else:
                 setattr(vault, name, PathIndex(value) if kind == "paths" else value)
         for page, fields in pairs:
@@ -600,6 +600,9 @@ class Vault:
     # keeps a page's names costs its own links only.
 
     def _resolved(self) -> dict[str, tuple[Resolution, ...]]:
+        if self._links is None and self._links_stored is not None:
+            stored, self._links_stored = self._links_stored, None
+            self._restore_links(stored)
         if self._links is None:
             self._links = {}
             self._targets = {}
@@ -643,7 +646,9 @@ class Vault:
 
     def _relink(self, old: Page | None, new: Page | None) -> None:
         if self._links is None:
-            return  # not built yet: it will be, from the pages as they are then
+            if self._links_stored is None:
+                return  # not built yet: it will be, from the pages as they are then
+            self._resolved()  # a stored index must take this change too
         path = (new or old).path  # type: ignore[union-attr]
         affected = {path}
         if old is None or new is None or self.page_keys(old) != self.page_keys(new):
