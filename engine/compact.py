@@ -28,7 +28,7 @@ from typing import Any
 
 from . import __version__
 from .fields import PageFields
-from .model import Heading, Link, Page, Problem, Span, Tag
+from .model import Heading, Link, Page, Problem, Span, Tag, fast_constructor
 
 RECORD_VERSION = 3  # bump when the layout below changes
 MARSHAL_VERSION = 4
@@ -305,14 +305,9 @@ def decode_fields(record: tuple[Any, ...], shared: dict[Any, Any] | None = None)
             v = values[i]
             values[i] = shared.setdefault(v, v)
         record = values  # type: ignore[assignment]
-    if len(record) != len(_FIELD_SETTERS):
-        raise ValueError("a fields record of another layout")
     # PageFields is frozen: its __init__ sets each slot through object.__setattr__, which
-    # costs more than the rest of decoding; the slots' own setters do the same, directly.
-    fields = _new(PageFields)
-    for setter, value in zip(_FIELD_SETTERS, record):
-        setter(fields, value)
-    return fields
+    # costs more than the rest of decoding. A record of another length is a TypeError.
+    return _make_fields(*record)
 
 
-_FIELD_SETTERS = tuple(PageFields.__dict__[name].__set__ for name in _PAGE_FIELDS)
+_make_fields = fast_constructor(PageFields)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import heapq
 import math
+from operator import itemgetter
 from collections.abc import Iterable, Iterator
 from typing import Any
 from dataclasses import replace
@@ -138,11 +139,12 @@ def _scored_top(
     same hits, with the same scores, as when every candidate is scored.
 
     Max-score pruning: the candidates with a query word (a term, or a synonym, stem, folded or
-    typo form of one) in their title, aliases, tags, headings or path are "strong": they can
-    earn every channel, and each is bounded from its fields (``_Bounds.strong``). Any other
-    candidate can earn only the prefix channels (when a name token starts with the partial
-    term) and body points: per term the body channels when its body holds the term and at most
-    2 stand-in points (synonym or variant, and typo) when it does not. Each page's bound counts
+    typo form of one) in their title or aliases are "strong": they can earn every channel, and
+    each is bounded from its fields (``_Bounds.strong``). The others first get a coarse bound
+    from the terms they hold: tag, heading and path channels where a query word is in those,
+    the prefix channels (when a name token starts with the partial term), and body points: per
+    term the body channels when its body holds the term and at most 2 stand-in points (synonym
+    or variant, and typo) when it does not; then a tight one. Each page's bound counts
     its own link-prior and context-edge, as its final score does. A page is scored only while
     its bound reaches the ``limit``-th best score so far: one below it can never enter the
     first ``limit``, nor tie with them. (Only for ASCII queries: a title's diacritics are folded
@@ -209,18 +211,14 @@ def _scored_top(
     later = POINTS["link-prior"] + (POINTS["context-edge"] if query.context else 0)
     prefix_max = POINTS["prefix-phrase"] + POINTS["prefix-term"]
     meta_max = POINTS["tag-term"] + POINTS["heading-term"] + PATH_LEAF
-    postings, meta_postings = vault.postings, vault.meta_postings
+    postings = vault.postings
     floor = best[0][0] if len(best) == limit else -math.inf
     bound: dict[str, float] = dict.fromkeys(prefixed, prefix_max)
     base = prefix_max if prefix_cut else 0
     meta: set[str] = set()
     in_all_meta: set[str] | None = None  # pages with every term (or a stand-in) in their meta tokens
-    for stand_for in bounds.stand_fors:
-        tagged: set[str] = set()
-        for word in stand_for:
-            tagged.update(meta_postings.get(word, ()))
-        tagged &= found_in
-        tagged -= strong
+    for tagged in bounds.tagged:
+        tagged = (tagged & found_in) - strong
         for path in tagged:
             bound[path] = bound.get(path, base) + meta_max
         meta |= tagged
@@ -238,7 +236,7 @@ def _scored_top(
         body_max = POINTS["body-term"] * BODY_CAP + min(POINTS["body-bm25"], bm25_most)
         words = (tp.term, *(synonym[0] for synonym in tp.synonyms), *tp.stems, *tp.folded, *tp.fuzzy)
         body.append((body_max, words))
-    body.sort(key=_first)
+    body.sort(key=itemgetter(0))
     reach = base + later
     minor = 0
     while minor < len(body) and reach + body[minor][0] < floor:
@@ -329,31 +327,30 @@ class _Bounds:
 
     def named_pages(self) -> set[str]:
         """The pages with a query word (or a stand-in) in a title or alias."""
-        return self._holders(self.vault.name_postings)
+        return self._holders(self.vault.name_postings, self.words)
 
     def meta_pages(self) -> set[str]:
         """The pages with a query word (or a stand-in) in a tag, heading or path."""
-        return self._holders(self.vault.meta_postings)
+        return set().union(*self.tagged)
 
-    def _holders(self, index) -> set[str]:
+    @staticmethod
+    def _holders(index, words) -> set[str]:
         found: set[str] = set()
-        for word in self.words:
+        for word in words:
             found.update(index.get(word, ()))
         return found
+
+    @functools.cached_property
+    def tagged(self) -> list[set[str]]:
+        """Per term: the pages with it or a stand-in in a tag, heading or path."""
+        return [self._holders(self.vault.meta_postings, stand_for) for stand_for in self.stand_fors]
 
     @functools.cached_property
     def named(self) -> list[set[str]]:
         """Per term: the pages with it or a stand-in in a title, alias, tag, heading or path
         (a page outside can earn only body points and stand-ins for that term)."""
-        vault = self.vault
-        out = []
-        for stand_for in self.stand_fors:
-            held: set[str] = set()
-            for word in stand_for:
-                held.update(vault.name_postings.get(word, ()))
-                held.update(vault.meta_postings.get(word, ()))
-            out.append(held)
-        return out
+        name_postings = self.vault.name_postings
+        return [self._holders(name_postings, stand_for) | tagged for stand_for, tagged in zip(self.stand_fors, self.tagged)]
 
     def _prior_and_context(self, page: Page) -> float:
         prior = link_prior(self.vault, page)
@@ -459,10 +456,6 @@ class _Bounds:
         if most < floor:  # below the bar even with the most link-prior: its own is not looked up
             return most
         return tight + self._prior_and_context(page)
-
-
-def _first(entry: tuple) -> Any:
-    return entry[0]
 
 
 def _bound_order(entry: tuple[float, str, Any]) -> tuple[float, str]:
