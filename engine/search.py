@@ -35,6 +35,7 @@ from .scoring import (
 from .snippet import make_snippet
 from .vault import PREFIX_TOKENS, Vault
 from .weights import (
+    BM25_B,
     BM25_K1,
     BM25_SCALE,
     BODY_CAP,
@@ -153,16 +154,8 @@ def _scored_top(
     pages, fields = vault.pages, vault.fields
     bounds = _Bounds(vault, query, plan, near)
     strong = bounds.named_pages() & found_in
-    partial = query.partial
-    prefixed: set[str] = set()  # pages with a name token that starts with the partial term
-    prefix_cut = False  # more such tokens than name_tokens_with_prefix lists: any page may have one
-    if partial:
-        tokens = vault.name_tokens_with_prefix(partial)
-        prefix_cut = len(tokens) >= PREFIX_TOKENS
-        for token in tokens:
-            prefixed.update(vault.name_postings.get(token, ()))
-        prefixed &= found_in
-        prefixed -= strong
+    prefix_cut = bounds.prefix_cut  # any page may have a name token that starts with the partial term
+    prefixed = (bounds.prefixed & found_in) - strong  # the others with such a token
 
     near_points = POINTS["context-edge"]  # for the pages in ``near``, one link from --context
     scored: dict[str, list] = {}
@@ -193,15 +186,17 @@ def _scored_top(
             return True
         return most == best[0][0] and (pages[path].title.casefold(), path) < best[0][1].key
 
-    # Every strong candidate is bounded, then scored in order of its bound until the bound
-    # falls below the bar, which then only rises: the fewest pages are scored.
-    strong_bound = bounds.strong
-    ordered = sorted((-strong_bound(pages[path], fields[path]), path) for path in strong)
+    # Every strong candidate gets a quick bound (``_Bounds.medium``), then is scored in order of
+    # it, once its tight bound reaches the bar too, until the quick bound falls below the bar,
+    # which then only rises: the fewest pages are scored.
+    strong_bound, medium = bounds.strong, bounds.medium
+    ordered = sorted((-medium(pages[path], fields[path]), path) for path in strong)
     for neg, path in ordered:
-        if len(best) == limit and not can_enter(path, -neg):
+        if len(best) == limit:
             if -neg < best[0][0]:
                 break
-            continue
+            if not can_enter(path, strong_bound(pages[path], fields[path])):
+                continue
         score(path)
 
     # Every other candidate: a coarse bound from the terms it holds (and the prefix channels),
@@ -229,34 +224,46 @@ def _scored_top(
     # Body points, per term at most body_max. Terms whose maxima, smallest first, cannot lift a
     # page holding only them to the bar are not enumerated ("the" is in every page): only
     # looked up in the pages the other terms, prefixes and meta tokens bring in.
+    # A page holding the term itself gets the most its body count can earn (``_Bounds.tiers``);
+    # one holding only a stand-in (synonym, variant, typo) at most the stand-in points.
     body = []
-    for tp in plan.terms:
+    for tp, (_tp, _others, stand_in), tier in zip(plan.terms, bounds.terms, bounds.tiers):
         # body-term at most BODY_CAP; body-bm25 below idf (k1 + 1) scaled, rounded up
         bm25_most = math.ceil(BM25_SCALE * (BM25_K1 + 1) * tp.idf * FIXED_STEP + 1) / FIXED_STEP
         body_max = POINTS["body-term"] * BODY_CAP + min(POINTS["body-bm25"], bm25_most)
-        words = (tp.term, *(synonym[0] for synonym in tp.synonyms), *tp.stems, *tp.folded, *tp.fuzzy)
-        body.append((body_max, words))
+        stand_words = (*(synonym[0] for synonym in tp.synonyms), *tp.stems, *tp.folded, *tp.fuzzy)
+        body.append((body_max, tp.term, stand_words, tier, stand_in))
     body.sort(key=itemgetter(0))
     reach = base + later
     minor = 0
     while minor < len(body) and reach + body[minor][0] < floor:
         reach += body[minor][0]
         minor += 1
-    for body_max, words in body[minor:]:
-        holders: set[str] = set()
-        for word in words:
-            holders.update(postings.get(word, ()))
+    for _most, term, stand_words, tier, stand_in in body[minor:]:
+        holders = set(postings.get(term, ()))
         holders -= strong
         for path in holders:
-            bound[path] = bound.get(path, base) + body_max
+            count = fields[path].body_counts.get(term)
+            bound[path] = bound.get(path, base) + ((tier[count] if count < 3 else tier[3]) if count else stand_in)
+        standing: set[str] = set()
+        for word in stand_words:
+            standing.update(postings.get(word, ()))
+        standing -= strong
+        standing -= holders
+        for path in standing:
+            bound[path] = bound.get(path, base) + stand_in
     if minor:
         for path in bound:
             counts = fields[path].body_counts
-            for body_max, words in body[:minor]:
-                for word in words:
-                    if word in counts:
-                        bound[path] += body_max
-                        break
+            for _most, term, stand_words, tier, stand_in in body[:minor]:
+                count = counts.get(term)
+                if count:
+                    bound[path] += tier[count] if count < 3 else tier[3]
+                elif stand_in:
+                    for word in stand_words:
+                        if word in counts:
+                            bound[path] += stand_in
+                            break
     # In order of the bound with link-prior and context-edge at most (``later``): a page with a
     # prefix of the partial term gets its own link-prior and is ordered by title among equals,
     # since many such pages often tie and the title decides between them (as-you-type).
@@ -285,10 +292,16 @@ def _scored_top(
         if len(best) == limit and -neg < best[0][0]:
             break
         page, f = pages[path], fields[path]
+        if len(best) == limit:
+            bar = best[0][0]
+            if medium(page, f) < bar:
+                continue
+        else:
+            bar = -math.inf
         if path in meta:
             most = strong_bound(page, f)
         else:
-            most = other_bound(page, f, prefix_cut or path in prefixed, best[0][0] if len(best) == limit else -math.inf)
+            most = other_bound(page, f, prefix_cut or path in prefixed, bar)
         if can_enter(path, most):
             score(path)
     return scored
@@ -324,6 +337,17 @@ class _Bounds:
             self.words.update(stand_for)
             stand_in = (SYNONYM_MINOR if tp.synonyms or tp.variants else 0) + (FOLDED_MINOR if tp.fuzzy else 0)
             self.terms.append((tp, frozenset(stand_for - {tp.term}) or None, stand_in))
+        # per term, by body count 1, 2, 3 or more: body-term and body-bm25 at most (BM25 with the
+        # smallest length norm, k1 (1 - b), that of an empty body)
+        least_norm = BM25_K1 * (1.0 - BM25_B)
+        self.tiers = [
+            (0.0, *(
+                POINTS["body-term"] * count
+                + min(_BM25_MOST, math.ceil(BM25_SCALE * tp.idf * count * (BM25_K1 + 1.0) / (count + least_norm) * FIXED_STEP) / FIXED_STEP)
+                for count in (1, 2)
+            ), POINTS["body-term"] * BODY_CAP + min(_BM25_MOST, math.ceil(BM25_SCALE * tp.idf * (BM25_K1 + 1.0) * FIXED_STEP) / FIXED_STEP))
+            for tp in plan.terms
+        ]
 
     def named_pages(self) -> set[str]:
         """The pages with a query word (or a stand-in) in a title or alias."""
@@ -351,6 +375,47 @@ class _Bounds:
         (a page outside can earn only body points and stand-ins for that term)."""
         name_postings = self.vault.name_postings
         return [self._holders(name_postings, stand_for) | tagged for stand_for, tagged in zip(self.stand_fors, self.tagged)]
+
+    @functools.cached_property
+    def prefixed(self) -> set[str]:
+        """The pages with a title or alias token that starts with the partial term (see
+        ``prefix_cut``)."""
+        found: set[str] = set()
+        if self.partial:
+            for token in self._prefix_tokens:
+                found.update(self.vault.name_postings.get(token, ()))
+        return found
+
+    @functools.cached_property
+    def _prefix_tokens(self) -> list[str]:
+        return self.vault.name_tokens_with_prefix(self.partial) if self.partial else []
+
+    @property
+    def prefix_cut(self) -> bool:
+        """Whether more name tokens start with the partial term than ``prefixed`` went through:
+        then any page may have one."""
+        return len(self._prefix_tokens) >= PREFIX_TOKENS
+
+    @functools.cached_property
+    def _phrased(self) -> set[str]:
+        """The pages with every query word in a name, tag, heading or path token: the only ones
+        that can earn a phrase channel (title-phrase, title-exact, leaf-exact, heading-phrase)."""
+        found: set[str] | None = None
+        names, meta = self.vault.name_postings, self.vault.meta_postings
+        for word in self.seq:
+            holders = set(names.get(word, ())).union(meta.get(word, ()))
+            found = holders if found is None else found & holders
+        return found or set()
+
+    @functools.cached_property
+    def _headed(self) -> set[str] | None:
+        """The pages whose names hold every typed word before the partial one (those a title or
+        alias can start with: prefix-phrase); None when there is no such word."""
+        found: set[str] | None = None
+        for word in self.typed[:-1]:
+            holders = self.vault.name_postings.get(word, ())
+            found = set(holders) if found is None else found.intersection(holders)
+        return found
 
     def _prior_and_context(self, page: Page) -> float:
         prior = link_prior(self.vault, page)
@@ -432,6 +497,51 @@ class _Bounds:
                             if t.startswith(partial):
                                 total += PREFIX_ALIAS
                                 break
+        return total + phrase
+
+    def medium(self, page: Page, f: PageFields) -> float:
+        """At most ``strong``, for any page, and quicker: body points by count (``tiers``)
+        rather than from the page's length, the most link-prior, and the phrase and prefix
+        channels from set look-ups (``_phrased``, ``_headed``, ``prefixed``)."""
+        if not _ascii_names(page):
+            return math.inf
+        path = page.path
+        total: float = POINTS["link-prior"] + (self.context if path in self.near else 0)
+        counts = f.body_counts
+        title_set = f.title_set
+        for (tp, others, stand_in), named, tier in zip(self.terms, self.named, self.tiers):
+            term = tp.term
+            count = counts.get(term)
+            total += (tier[count] if count < 3 else tier[3]) if count else stand_in
+            if path not in named:
+                continue
+            in_title = term in title_set
+            if in_title:
+                total += POINTS["title-term"]
+            elif others is not None and not title_set.isdisjoint(others):
+                total += POINTS["synonym-term"] + POINTS["fuzzy-term"]
+            alias_set = f.alias_set
+            if alias_set and (term in alias_set or (others is not None and not alias_set.isdisjoint(others))):
+                total += POINTS["alias-term"]
+            tag_names, tag_tokens = f.tag_names, f.tag_tokens
+            if term in tag_names or term in tag_tokens or (
+                others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
+            ):
+                total += POINTS["tag-term"]
+            if term in f.heading_set:
+                total += POINTS["heading-term"]
+            if not in_title and term in f.path_tokens:
+                total += PATH_LEAF
+        phrase = 0
+        if path in self._phrased:
+            phrase = POINTS["title-phrase"] + max(self.exact_max, POINTS["leaf-exact"]) + HEADING_EXACT
+        if title_set and title_set <= self.words:
+            total += POINTS["title-cover"]
+        if self.partial and (self.prefix_cut or path in self.prefixed):
+            total += POINTS["prefix-term"]
+            headed = self._headed
+            if phrase < POINTS["prefix-phrase"] and (headed is None or path in headed):
+                phrase = POINTS["prefix-phrase"]
         return total + phrase
 
     def other(self, page: Page, f: PageFields, prefix: bool = True, floor: float = -math.inf) -> float:

@@ -103,6 +103,12 @@ def test_the_bounds_are_never_below_a_final_score(files, text, prefix, vocabular
         final = sum(c[3] for c in components) + (prior[3] if prior else 0)
         final += POINTS["context-edge"] if path in near else 0
         assert bounds.strong(page, fields) >= final, (path, components)
+        assert bounds.medium(page, fields) >= final, (path, components)
+        # the body tiers on their own (other channels' slack would hide a low one above)
+        for term_plan, tier in zip(plan.terms, bounds.tiers):
+            body = sum(c[3] for c in components if c[0] in ("body-term", "body-bm25") and c[1] == term_plan.term)
+            count = fields.body_counts.get(term_plan.term, 0)
+            assert body <= (tier[min(count, 3)] if count else 0), (path, term_plan.term, count, components)
         if path not in strong:
             assert bounds.other(page, fields) >= final, (path, components)
 
