@@ -27,10 +27,10 @@ from sys import intern
 from typing import Any
 
 from . import __version__
-from .fields import PageFields
+from .fields import BodyCounts, PageFields
 from .model import Heading, Link, Page, Problem, Span, Tag, fast_constructor
 
-RECORD_VERSION = 3  # bump when the layout below changes
+RECORD_VERSION = 4  # bump when the layout below changes
 MARSHAL_VERSION = 4
 
 _HEAVY = ("links", "edges", "headings", "blocks", "inline_tags", "problems", "meta")
@@ -272,6 +272,8 @@ def _interned(value: Any) -> Any:
     kind = type(value)
     if kind is str:
         return intern(value)
+    if kind is BodyCounts:
+        return (tuple(map(intern, value.tokens)), value.counts)
     if kind is tuple or kind is frozenset:
         try:
             return kind(map(intern, value))  # the common case: a collection of tokens
@@ -299,15 +301,21 @@ _SHARED_FIELDS = tuple(i for i, name in enumerate(_PAGE_FIELDS) if name in ("ali
 def decode_fields(record: tuple[Any, ...], shared: dict[Any, Any] | None = None) -> PageFields:
     """The fields a record holds. With ``shared`` (one dict per load), equal alias and tag
     values of different pages become one object (small frozensets cost 200+ bytes each)."""
+    values = list(record)
     if shared is not None:
-        values = list(record)
         for i in _SHARED_FIELDS:
             v = values[i]
             values[i] = shared.setdefault(v, v)
-        record = values  # type: ignore[assignment]
+    counts = _new(BodyCounts)
+    _set_tokens(counts, values[_BODY][0])
+    _set_counts(counts, values[_BODY][1])
+    values[_BODY] = counts
     # PageFields is frozen: its __init__ sets each slot through object.__setattr__, which
     # costs more than the rest of decoding. A record of another length is a TypeError.
-    return _make_fields(*record)
+    return _make_fields(*values)
 
 
 _make_fields = fast_constructor(PageFields)
+_BODY = _PAGE_FIELDS.index("body_counts")
+_set_tokens = BodyCounts.__dict__["tokens"].__set__
+_set_counts = BodyCounts.__dict__["counts"].__set__

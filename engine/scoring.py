@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -90,7 +91,7 @@ def _field_tokens(field: str, f: PageFields):
         return f.alias_set
     if field == "tag":
         return f.tag_tokens
-    return f.body_counts.keys()
+    return f.body_counts
 
 
 # --- the per-query plan --------------------------------------------------------------------
@@ -232,13 +233,16 @@ def _same_folded(tokens: tuple[str, ...], want: tuple[str, ...]) -> bool:
 
 def _heading_phrase(page: Page, fields: PageFields, seq: tuple[str, ...]) -> Component | None:
     """The first heading that is the query (HEADING_EXACT), else the first that holds it."""
+    # by the fields' tokens first: a compact page unpacks its headings only for the text of a match
     best = None
-    for heading, tokens in zip(page.headings, fields.heading_tokens):
+    for i, tokens in enumerate(fields.heading_tokens):
         if tokens == seq:
-            return ("heading-phrase", heading.text, 1, HEADING_EXACT, "heading", "")
+            return ("heading-phrase", page.headings[i].text, 1, HEADING_EXACT, "heading", "")
         if best is None and contains_sequence(tokens, seq):
-            best = ("heading-phrase", heading.text, 1, POINTS["heading-phrase"], "heading", "")
-    return best
+            best = i
+    if best is None:
+        return None
+    return ("heading-phrase", page.headings[best].text, 1, POINTS["heading-phrase"], "heading", "")
 
 
 def link_prior(vault: Vault, page: Page) -> Component | None:
@@ -327,6 +331,7 @@ def page_components(
                     break
 
     body_counts = fields.body_counts
+    body_tokens = body_counts.tokens
     norm = 0.0  # BM25's length normalisation of this page's body, once it is needed
     covered: set[str] = set()  # title tokens some term matched (exactly, by stem or folded)
     for tp in plan.terms:
@@ -334,7 +339,8 @@ def page_components(
         in_title = term in title_set
         in_alias = term in alias_set
         in_tag = term in fields.tag_names
-        count = body_counts.get(term, 0)
+        i = bisect_left(body_tokens, term)
+        count = body_counts.counts[i] if i < len(body_tokens) and body_tokens[i] == term else 0
         if in_title:
             covered.add(term)
             add(("title-term", term, 1, POINTS["title-term"], "", ""))

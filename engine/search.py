@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+from bisect import bisect_left
 import math
 from operator import itemgetter
 from collections.abc import Iterable, Iterator
@@ -190,7 +191,8 @@ def _scored_top(
     # it, once its tight bound reaches the bar too, until the quick bound falls below the bar,
     # which then only rises: the fewest pages are scored.
     strong_bound, medium = bounds.strong, bounds.medium
-    ordered = sorted((-medium(pages[path], fields[path]), path) for path in strong)
+    tiered = bounds.tiered_pages(strong)
+    ordered = sorted((-medium(pages[path], fields[path], tiered[path]), path) for path in strong)
     for neg, path in ordered:
         if len(best) == limit:
             if -neg < best[0][0]:
@@ -243,8 +245,15 @@ def _scored_top(
         holders = set(postings.get(term, ()))
         holders -= strong
         for path in holders:
-            count = fields[path].body_counts.get(term)
-            bound[path] = bound.get(path, base) + ((tier[count] if count < 3 else tier[3]) if count else stand_in)
+            counts = fields[path].body_counts
+            tokens = counts.tokens
+            i = bisect_left(tokens, term)
+            if i < len(tokens) and tokens[i] == term:
+                count = counts.counts[i]
+                most = tier[count] if count < 3 else tier[3]
+            else:
+                most = stand_in
+            bound[path] = bound.get(path, base) + most
         standing: set[str] = set()
         for word in stand_words:
             standing.update(postings.get(word, ()))
@@ -253,17 +262,24 @@ def _scored_top(
         for path in standing:
             bound[path] = bound.get(path, base) + stand_in
     if minor:
-        for path in bound:
+        # looked up only where the bound may reach the bar with them
+        short = floor - later - sum(tier[3] for _most, _term, _words, tier, _stand_in in body[:minor])
+        for path, b in bound.items():
+            if b < short:
+                continue
             counts = fields[path].body_counts
+            tokens = counts.tokens
             for _most, term, stand_words, tier, stand_in in body[:minor]:
-                count = counts.get(term)
-                if count:
-                    bound[path] += tier[count] if count < 3 else tier[3]
+                i = bisect_left(tokens, term)
+                if i < len(tokens) and tokens[i] == term:
+                    count = counts.counts[i]
+                    b += tier[count] if count < 3 else tier[3]
                 elif stand_in:
                     for word in stand_words:
                         if word in counts:
-                            bound[path] += stand_in
+                            b += stand_in
                             break
+            bound[path] = b
     # In order of the bound with link-prior and context-edge at most (``later``): a page with a
     # prefix of the partial term gets its own link-prior and is ordered by title among equals,
     # since many such pages often tie and the title decides between them (as-you-type).
@@ -294,7 +310,8 @@ def _scored_top(
         page, f = pages[path], fields[path]
         if len(best) == limit:
             bar = best[0][0]
-            if medium(page, f) < bar:
+            # (for a page with neither a meta token nor a prefix, ``medium`` adds little to the above)
+            if (path in meta or path in prefixed or prefix_cut) and medium(page, f) < bar:
                 continue
         else:
             bar = -math.inf
@@ -390,7 +407,7 @@ class _Bounds:
     def _prefix_tokens(self) -> list[str]:
         return self.vault.name_tokens_with_prefix(self.partial) if self.partial else []
 
-    @property
+    @functools.cached_property
     def prefix_cut(self) -> bool:
         """Whether more name tokens start with the partial term than ``prefixed`` went through:
         then any page may have one."""
@@ -425,11 +442,14 @@ class _Bounds:
         """The body points of every term (body-term and body-bm25 as ``page_components`` gives
         them), or what a stand-in can earn there when the body lacks the term."""
         counts = f.body_counts
+        tokens = counts.tokens
         total = 0.0
         norm = 0.0
         for tp, _others, stand_in in self.terms:
-            count = counts.get(tp.term, 0)
-            if count:
+            term = tp.term
+            i = bisect_left(tokens, term)
+            if i < len(tokens) and tokens[i] == term:
+                count = counts.counts[i]
                 if not norm:
                     norm = _bm25_norm(f.lengths[4], self.plan.avg_body)
                 total += POINTS["body-term"] * min(count, BODY_CAP) + fixed(
@@ -442,7 +462,7 @@ class _Bounds:
     def strong(self, page: Page, f: PageFields) -> float:
         """At most the final score of any page: each channel of ``page_components`` bounded
         from the page's fields (see ``weights`` for the points)."""
-        if not _ascii_names(page):
+        if not f.ascii_names:
             return math.inf
         total: float = self._prior_and_context(page) + self._body(f)
         title_set, alias_set, tag_names, tag_tokens = f.title_set, f.alias_set, f.tag_names, f.tag_tokens
@@ -499,20 +519,53 @@ class _Bounds:
                                 break
         return total + phrase
 
-    def medium(self, page: Page, f: PageFields) -> float:
-        """At most ``strong``, for any page, and quicker: body points by count (``tiers``)
-        rather than from the page's length, the most link-prior, and the phrase and prefix
-        channels from set look-ups (``_phrased``, ``_headed``, ``prefixed``)."""
-        if not _ascii_names(page):
+    def tiered(self, f: PageFields) -> float:
+        """The body points of every term at most, by its count (``tiers``; a stand-in's points
+        when the body lacks the term): ``medium``'s body part."""
+        counts = f.body_counts
+        tokens = counts.tokens
+        total = 0.0
+        for (tp, _others, stand_in), tier in zip(self.terms, self.tiers):
+            term = tp.term
+            i = bisect_left(tokens, term)
+            if i < len(tokens) and tokens[i] == term:
+                count = counts.counts[i]
+                total += tier[count] if count < 3 else tier[3]
+            else:
+                total += stand_in
+        return total
+
+    def tiered_pages(self, paths: set[str]) -> dict[str, float]:
+        """``tiered`` of each page in ``paths``, found term by term: a term held by fewer pages
+        than ``paths`` through its postings, so that a page without it is not looked at."""
+        fields, postings = self.vault.fields, self.vault.postings
+        out = dict.fromkeys(paths, float(sum(stand_in for _tp, _others, stand_in in self.terms)))
+        for (tp, _others, stand_in), tier in zip(self.terms, self.tiers):
+            term = tp.term
+            holders = postings.get(term, ())
+            for path in holders if len(holders) < len(paths) else paths:
+                if path not in out:
+                    continue
+                counts = fields[path].body_counts
+                tokens = counts.tokens
+                i = bisect_left(tokens, term)
+                if i < len(tokens) and tokens[i] == term:
+                    count = counts.counts[i]
+                    out[path] += (tier[count] if count < 3 else tier[3]) - stand_in
+        return out
+
+    def medium(self, page: Page, f: PageFields, tiered: float | None = None) -> float:
+        """At most ``strong``, for any page, and quicker: body points by count (``tiered``,
+        or given) rather than from the page's length, the most link-prior, and the phrase and
+        prefix channels from set look-ups (``_phrased``, ``_headed``, ``prefixed``)."""
+        if not f.ascii_names:
             return math.inf
         path = page.path
         total: float = POINTS["link-prior"] + (self.context if path in self.near else 0)
-        counts = f.body_counts
+        total += self.tiered(f) if tiered is None else tiered
         title_set = f.title_set
-        for (tp, others, stand_in), named, tier in zip(self.terms, self.named, self.tiers):
+        for (tp, others, _stand_in), named in zip(self.terms, self.named):
             term = tp.term
-            count = counts.get(term)
-            total += (tier[count] if count < 3 else tier[3]) if count else stand_in
             if path not in named:
                 continue
             in_title = term in title_set
@@ -549,7 +602,7 @@ class _Bounds:
         or path: its body channels, stand-ins and prefix channels (``prefix``: when a name token
         may start with the partial term). A page whose bound is below ``floor`` anyway gets
         its bound with the most link-prior, not its own (which is not looked up)."""
-        if not _ascii_names(page):
+        if not f.ascii_names:
             return math.inf
         tight = 0.0
         partial = self.partial
@@ -580,11 +633,6 @@ def _expand(entries: list[tuple[float, str, Any]]) -> Iterator[tuple[float, str,
                 yield neg, title, path
         else:
             yield neg, title, paths
-
-
-def _ascii_names(page: Page) -> bool:
-    """Whether the page's title, file name and aliases are ASCII (no diacritics to fold)."""
-    return page.title.isascii() and page.stem.isascii() and (not page.aliases or "".join(page.aliases).isascii())
 
 
 class _Last:

@@ -94,7 +94,10 @@ def test_the_bounds_are_never_below_a_final_score(files, text, prefix, vocabular
     near = _near(vault, found) if found is not None else set()
     bounds = _Bounds(vault, query, plan, near)
     strong = bounds.named_pages() | bounds.meta_pages()
-    for path in sorted(candidates(vault, query, plan)):
+    cands = candidates(vault, query, plan)
+    tiered = bounds.tiered_pages(set(cands))  # term by term: the same as page by page
+    assert tiered == {path: bounds.tiered(vault.fields[path]) for path in cands}
+    for path in sorted(cands):
         page, fields = vault.pages[path], vault.fields[path]
         components = page_components(page, fields, query, vault, plan)
         if not components:
