@@ -147,8 +147,9 @@ class CacheFile:
         self.detected: bool = bool(header.get("detected"))  # link order found by detection, not forced
         self.scan_ns: int = int(header["scan_ns"])
         self.chunks: list[Chunk] = [Chunk(*c) for c in header["chunks"]]
-        snapshot = header.get("snapshot")
-        self.snapshot: Chunk | None = Chunk(*snapshot, ()) if snapshot else None
+        # the index snapshot, in pieces (marshalled one at a time: ``Vault.snapshot_pieces``)
+        pieces = header.get("snapshot")
+        self.snapshot: list[Chunk] | None = [Chunk(*piece, ()) for piece in pieces] if pieces else None
 
     @classmethod
     def open(cls, path: str) -> CacheFile:
@@ -173,7 +174,7 @@ class CacheFile:
             if not isinstance(header, dict) or header.get("schema") != schema_version():
                 raise CacheError("written by another version")
             cache = cls(path, fd, header)
-            for chunk in (*cache.chunks, *([cache.snapshot] if cache.snapshot else [])):
+            for chunk in (*cache.chunks, *(cache.snapshot or ())):
                 if chunk.offset + chunk.length > offset:
                     raise CacheError("chunk out of range")
             return cache
@@ -216,7 +217,7 @@ class CacheWriter:
         self._file.write(MAGIC)
         self._offset = len(MAGIC)
         self._chunks: list[tuple[int, int, int, tuple[Any, ...]]] = []
-        self._snapshot: tuple[int, int, int] | None = None
+        self._snapshot: list[tuple[int, int, int]] = []
 
     @classmethod
     def create(cls, candidates: list[str]) -> CacheWriter | None:
@@ -235,9 +236,9 @@ class CacheWriter:
         self._offset += len(blob)
 
     def add_snapshot(self, blob: bytes) -> None:
-        """Append the index snapshot (over every page of every chunk)."""
+        """Append a piece of the index snapshot (together, over every page of every chunk)."""
         self._file.write(blob)
-        self._snapshot = (self._offset, len(blob), zlib.crc32(blob))
+        self._snapshot.append((self._offset, len(blob), zlib.crc32(blob)))
         self._offset += len(blob)
 
     def commit(self, *, label_first: bool, scan_ns: int, detected: bool = True) -> str:
@@ -245,7 +246,7 @@ class CacheWriter:
         order was detected (an automatic load), not forced by a setting."""
         header = marshal.dumps(
             {"schema": schema_version(), "label_first": label_first, "detected": detected, "scan_ns": scan_ns,
-             "chunks": self._chunks, "snapshot": self._snapshot},
+             "chunks": self._chunks, "snapshot": self._snapshot or None},
             MARSHAL_VERSION,
         )
         self._file.write(header)

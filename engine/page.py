@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import sys
 from typing import Any
 from urllib.parse import unquote
 
@@ -53,6 +54,9 @@ def parse_page(path: str, data: str | bytes, *, label_first: bool = False) -> Pa
 
     ``label_first`` reads ``[[label|target]]`` (Dendron) instead of ``[[target|label]]``.
     """
+    # Interned: every index names the page by this string, and marshal then writes and reads
+    # it as one object wherever it occurs (the persistent index's pieces, parse workers' parts).
+    path = sys.intern(path)
     problems: list[Problem] = []
     # Size in UTF-8 bytes whether the text came from disk (bytes) or an editor (str), so the
     # same file gets the same page, and the same large-page cut-off, either way.

@@ -290,15 +290,21 @@ class Vault:
         """Every index as plain data (for ``from_snapshot``; ``marshal`` can write it). With
         ``links``, where every link resolves too (resolving all of them first if need be)."""
         out: dict[str, Any] = {}
+        for piece in self.snapshot_pieces(links=links):
+            out.update(piece)
+        return out
+
+    def snapshot_pieces(self, *, links: bool = True) -> Iterator[dict[str, Any]]:
+        """``snapshot`` one index at a time (the link state last): written piece by piece, the
+        plain data of only one is made and marshalled at once."""
         for name in self.index_names():
             value = getattr(self, name)
             if isinstance(value, PathIndex):
                 value._fold_all()
-                out[name] = ("paths", value._base)
+                yield {name: ("paths", value._base)}
             else:
-                out[name] = ("value", value)
-        out[_LINKS] = ("links", self._links_state() if links else None)
-        return out
+                yield {name: ("value", value)}
+        yield {_LINKS: ("links", self._links_state() if links else None)}
 
     def _links_state(self) -> tuple[Any, ...]:
         resolved = self._resolved()
