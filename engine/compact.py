@@ -204,13 +204,20 @@ _CONVERT = (
 _RAW = (True, True, True, False, True, True, False)  # which heavy fields need converting (blocks, meta: no)
 
 
-def decode_page(record: tuple[Any, ...], unpacked: Unpacked | None = None) -> CompactPage:
+def decode_page(record: tuple[Any, ...], unpacked: Unpacked | None = None, shared: dict[Any, Any] | None = None) -> CompactPage:
     """The page a record holds; its heavy fields are unpacked when read, through ``unpacked``
-    (share one per load; without one, each page keeps its own once read)."""
+    (share one per load; without one, each page keeps its own once read). With ``shared``
+    (one dict per load), equal ``(kind, target)`` pairs of different pages become one object:
+    a vault links to the same pages again and again (87,614 pairs, 20,275 distinct, at 10,000
+    pages: 3.8 MB)."""
     page = _new(CompactPage)
     for setter, value in zip(_LIGHT_SETTERS, record):
         setter(page, value)
-    _set_targets(page, record[11])
+    targets = record[11]
+    if shared is not None and targets:
+        setdefault = shared.setdefault
+        targets = tuple([setdefault(pair, pair) for pair in targets])
+    _set_targets(page, targets)
     _set_piped(page, record[12])
     _set_heavy(page, record[13])
     _set_flags(page, record[14])

@@ -256,7 +256,7 @@ class Decoder:
         if keep is not None:
             records = [records[i] for i in keep]
         unpacked, shared = self.unpacked, self.shared
-        return [(decode_page(p, unpacked), decode_fields(f, shared)) for p, f in records], records
+        return [(decode_page(p, unpacked, shared), decode_fields(f, shared)) for p, f in records], records
 
 
 def _worker_count(n_pages: int, workers: int | None) -> int:
