@@ -165,6 +165,8 @@ def _scored_top(
     best: list[tuple[int | float, _Last]] = []
 
     def score(path: str) -> None:
+        if path in scored:  # a page seeded below is met again among the others
+            return
         page = pages[path]
         if not passes_filters(page, query):
             return
@@ -192,14 +194,31 @@ def _scored_top(
     # which then only rises: the fewest pages are scored.
     strong_bound, medium = bounds.strong, bounds.medium
     tiered = bounds.tiered_pages(strong)
-    ordered = sorted((-medium(pages[path], fields[path], tiered[path]), path) for path in strong)
-    for neg, path in ordered:
+    # (by title among equal bounds: as the ranking breaks ties, so the bar's own tie-break
+    # passes over the rest of a tie without a tight bound)
+    ordered = sorted(
+        (-medium(pages[path], fields[path], tiered[path]), pages[path].title.casefold(), path) for path in strong
+    )
+    for neg, _title, path in ordered:
         if len(best) == limit:
             if -neg < best[0][0]:
                 break
-            if not can_enter(path, strong_bound(pages[path], fields[path])):
+            if not can_enter(path, -neg) or not can_enter(path, strong_bound(pages[path], fields[path])):
                 continue
         score(path)
+
+    # As-you-type, few titles may hold the words typed so far ("to": 17 of 100,000 pages). Then
+    # pages with a name token that starts with the partial term are scored until there are
+    # ``limit`` hits, those whose title starts with the text typed first: the bar then stands
+    # before the body postings are walked, where a common word such as "to" is in every page.
+    if len(best) < limit and prefixed:
+        typed = query.tokens
+        seeds = sorted(prefixed)
+        seeds.sort(key=lambda path: not _starts_with_typed(fields[path].title_tokens, typed))
+        for path in seeds:
+            if len(best) == limit:
+                break
+            score(path)
 
     # Every other candidate: a coarse bound from the terms it holds (and the prefix channels),
     # then, while that reaches the bar, a tight one. Those with a query word in a tag, heading
@@ -486,18 +505,8 @@ class _Bounds:
                 total += POINTS["heading-term"]
             if not in_title and term in f.path_tokens:
                 total += PATH_LEAF
-        seq, typed, partial = self.seq, self.typed, self.partial
-        phrase = 0  # title-phrase, title-exact or leaf-exact, heading-phrase; or else prefix-phrase
-        if seq:
-            if seq <= title_set or seq <= alias_set:
-                phrase = POINTS["title-phrase"]
-            # the names are ASCII, so an exact name is one whose tokens are the query's
-            if f.title_tokens == typed or f.file_tokens == typed or typed in f.alias_tokens:
-                phrase += self.exact_max
-            elif len(f.leaf_tokens) <= len(typed) and seq <= f.leaf_tokens:
-                phrase += POINTS["leaf-exact"]
-            if seq <= f.heading_set:
-                phrase += HEADING_EXACT if typed in f.heading_tokens else POINTS["heading-phrase"]
+        typed, partial = self.typed, self.partial
+        phrase = self._phrase(f)  # title-phrase, title-exact or leaf-exact, heading-phrase; or else prefix-phrase
         if title_set and title_set <= self.words:
             total += POINTS["title-cover"]
         if partial:
@@ -518,6 +527,23 @@ class _Bounds:
                                 total += PREFIX_ALIAS
                                 break
         return total + phrase
+
+    def _phrase(self, f: PageFields) -> float:
+        """title-phrase, title-exact or leaf-exact, and heading-phrase at most (from set and
+        tuple comparisons: the names are ASCII, so an exact name is one whose tokens are the
+        query's)."""
+        seq, typed = self.seq, self.typed
+        phrase = 0
+        if seq:
+            if seq <= f.title_set or seq <= f.alias_set:
+                phrase = POINTS["title-phrase"]
+            if f.title_tokens == typed or f.file_tokens == typed or typed in f.alias_tokens:
+                phrase += self.exact_max
+            elif len(f.leaf_tokens) <= len(typed) and seq <= f.leaf_tokens:
+                phrase += POINTS["leaf-exact"]
+            if seq <= f.heading_set:
+                phrase += HEADING_EXACT if typed in f.heading_tokens else POINTS["heading-phrase"]
+        return phrase
 
     def tiered(self, f: PageFields) -> float:
         """The body points of every term at most, by its count (``tiers``; a stand-in's points
@@ -585,9 +611,7 @@ class _Bounds:
                 total += POINTS["heading-term"]
             if not in_title and term in f.path_tokens:
                 total += PATH_LEAF
-        phrase = 0
-        if path in self._phrased:
-            phrase = POINTS["title-phrase"] + max(self.exact_max, POINTS["leaf-exact"]) + HEADING_EXACT
+        phrase = self._phrase(f) if path in self._phrased else 0
         if title_set and title_set <= self.words:
             total += POINTS["title-cover"]
         if self.partial and (self.prefix_cut or path in self.prefixed):

@@ -66,6 +66,9 @@ def described(hits) -> list[tuple]:
     {"alpha.md": "---\ntitle: zz\n---\n", "b.md": "---\ntitle: alpha beta\n---\nalpha alpha alpha\n"}, "alpha", 1,
     False, False, None,
 )
+@example(  # few titles hold the partial term: a page with a prefix of it is scored first, and once
+    {"garden.md": "gard gard gard\n", "b.md": "gard\n", "c.md": "gard gard\n"}, "gard", 2, True, False, None
+)
 @given(vaults, queries, st.integers(1, 4), st.booleans(), st.booleans(), st.sampled_from([None, "A", "kiwi"]))
 def test_pruned_ranking_equals_the_top_of_the_full_ranking(files, text, limit, prefix, vocabulary, context):
     if vocabulary:
