@@ -295,7 +295,8 @@ def _scored_top(
                     b += tier[count] if count < 3 else tier[3]
                 elif stand_in:
                     for word in stand_words:
-                        if word in counts:
+                        i = bisect_left(tokens, word)
+                        if i < len(tokens) and tokens[i] == word:
                             b += stand_in
                             break
             bound[path] = b
