@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -331,7 +330,6 @@ def page_components(
                     break
 
     body_counts = fields.body_counts
-    body_tokens = body_counts.tokens
     norm = 0.0  # BM25's length normalisation of this page's body, once it is needed
     covered: set[str] = set()  # title tokens some term matched (exactly, by stem or folded)
     for tp in plan.terms:
@@ -339,8 +337,7 @@ def page_components(
         in_title = term in title_set
         in_alias = term in alias_set
         in_tag = term in fields.tag_names
-        i = bisect_left(body_tokens, term)
-        count = body_counts.counts[i] if i < len(body_tokens) and body_tokens[i] == term else 0
+        count = body_counts.count(term)
         if in_title:
             covered.add(term)
             add(("title-term", term, 1, POINTS["title-term"], "", ""))

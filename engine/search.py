@@ -461,15 +461,12 @@ class _Bounds:
     def _body(self, f: PageFields) -> float:
         """The body points of every term (body-term and body-bm25 as ``page_components`` gives
         them), or what a stand-in can earn there when the body lacks the term."""
-        counts = f.body_counts
-        tokens = counts.tokens
+        count_of = f.body_counts.count
         total = 0.0
         norm = 0.0
         for tp, _others, stand_in in self.terms:
-            term = tp.term
-            i = bisect_left(tokens, term)
-            if i < len(tokens) and tokens[i] == term:
-                count = counts.counts[i]
+            count = count_of(tp.term)
+            if count:
                 if not norm:
                     norm = _bm25_norm(f.lengths[4], self.plan.avg_body)
                 total += POINTS["body-term"] * min(count, BODY_CAP) + fixed(
@@ -484,28 +481,8 @@ class _Bounds:
         from the page's fields (see ``weights`` for the points)."""
         if not f.ascii_names:
             return math.inf
-        total: float = self._prior_and_context(page) + self._body(f)
-        title_set, alias_set, tag_names, tag_tokens = f.title_set, f.alias_set, f.tag_names, f.tag_tokens
-        path = page.path
-        for (tp, others, _stand_in), named in zip(self.terms, self.named):
-            if path not in named:  # neither the term nor a stand-in in a name, tag, heading or path
-                continue
-            term = tp.term
-            in_title = term in title_set
-            if in_title:
-                total += POINTS["title-term"]
-            elif others is not None and not title_set.isdisjoint(others):
-                total += POINTS["synonym-term"] + POINTS["fuzzy-term"]  # stand-ins: at most 4
-            if term in alias_set or (others is not None and not alias_set.isdisjoint(others)):
-                total += POINTS["alias-term"]  # or stand-ins: at most 4
-            if term in tag_names or term in tag_tokens or (
-                others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
-            ):
-                total += POINTS["tag-term"]  # or stand-ins: at most 3
-            if term in f.heading_set:
-                total += POINTS["heading-term"]
-            if not in_title and term in f.path_tokens:
-                total += PATH_LEAF
+        total: float = self._prior_and_context(page) + self._body(f) + self._named(page.path, f)
+        title_set, alias_set = f.title_set, f.alias_set
         typed, partial = self.typed, self.partial
         phrase = self._phrase(f)  # title-phrase, title-exact or leaf-exact, heading-phrase; or else prefix-phrase
         if title_set and title_set <= self.words:
@@ -529,6 +506,32 @@ class _Bounds:
                                 break
         return total + phrase
 
+    def _named(self, path: str, f: PageFields) -> float:
+        """Per term, the title, alias, tag, heading and path channels at most (the term's or
+        a stand-in's), for the terms held in one of those (``named``)."""
+        total = 0.0
+        title_set, alias_set, tag_names, tag_tokens = f.title_set, f.alias_set, f.tag_names, f.tag_tokens
+        for (tp, others, _stand_in), named in zip(self.terms, self.named):
+            if path not in named:  # neither the term nor a stand-in in a name, tag, heading or path
+                continue
+            term = tp.term
+            in_title = term in title_set
+            if in_title:
+                total += POINTS["title-term"]
+            elif others is not None and not title_set.isdisjoint(others):
+                total += POINTS["synonym-term"] + POINTS["fuzzy-term"]  # stand-ins: at most 4
+            if alias_set and (term in alias_set or (others is not None and not alias_set.isdisjoint(others))):
+                total += POINTS["alias-term"]  # or stand-ins: at most 4
+            if term in tag_names or term in tag_tokens or (
+                others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
+            ):
+                total += POINTS["tag-term"]  # or stand-ins: at most 3
+            if term in f.heading_set:
+                total += POINTS["heading-term"]
+            if not in_title and term in f.path_tokens:
+                total += PATH_LEAF
+        return total
+
     def _phrase(self, f: PageFields) -> float:
         """title-phrase, title-exact or leaf-exact, and heading-phrase at most (from set and
         tuple comparisons: the names are ASCII, so an exact name is one whose tokens are the
@@ -549,17 +552,11 @@ class _Bounds:
     def tiered(self, f: PageFields) -> float:
         """The body points of every term at most, by its count (``tiers``; a stand-in's points
         when the body lacks the term): ``medium``'s body part."""
-        counts = f.body_counts
-        tokens = counts.tokens
+        count_of = f.body_counts.count
         total = 0.0
         for (tp, _others, stand_in), tier in zip(self.terms, self.tiers):
-            term = tp.term
-            i = bisect_left(tokens, term)
-            if i < len(tokens) and tokens[i] == term:
-                count = counts.counts[i]
-                total += tier[count] if count < 3 else tier[3]
-            else:
-                total += stand_in
+            count = count_of(tp.term)
+            total += (tier[count] if count < 3 else tier[3]) if count else stand_in
         return total
 
     def tiered_pages(self, paths: set[str]) -> dict[str, float]:
@@ -589,29 +586,8 @@ class _Bounds:
             return math.inf
         path = page.path
         total: float = POINTS["link-prior"] + (self.context if path in self.near else 0)
-        total += self.tiered(f) if tiered is None else tiered
+        total += (self.tiered(f) if tiered is None else tiered) + self._named(path, f)
         title_set = f.title_set
-        for (tp, others, _stand_in), named in zip(self.terms, self.named):
-            term = tp.term
-            if path not in named:
-                continue
-            in_title = term in title_set
-            if in_title:
-                total += POINTS["title-term"]
-            elif others is not None and not title_set.isdisjoint(others):
-                total += POINTS["synonym-term"] + POINTS["fuzzy-term"]
-            alias_set = f.alias_set
-            if alias_set and (term in alias_set or (others is not None and not alias_set.isdisjoint(others))):
-                total += POINTS["alias-term"]
-            tag_names, tag_tokens = f.tag_names, f.tag_tokens
-            if term in tag_names or term in tag_tokens or (
-                others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
-            ):
-                total += POINTS["tag-term"]
-            if term in f.heading_set:
-                total += POINTS["heading-term"]
-            if not in_title and term in f.path_tokens:
-                total += PATH_LEAF
         phrase = self._phrase(f) if path in self._phrased else 0
         if title_set and title_set <= self.words:
             total += POINTS["title-cover"]
