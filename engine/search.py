@@ -211,11 +211,10 @@ def _scored_top(
     # pages with a name token that starts with the partial term are scored until there are
     # ``limit`` hits, those whose title starts with the text typed first: the bar then stands
     # before the body postings are walked, where a common word such as "to" is in every page.
+    typed = query.tokens
+    starting = {path for path in prefixed if _starts_typed(fields[path], typed)}  # can earn prefix-phrase
     if len(best) < limit and prefixed:
-        typed = query.tokens
-        seeds = sorted(prefixed)
-        seeds.sort(key=lambda path: not _starts_with_typed(fields[path].title_tokens, typed))
-        for path in seeds:
+        for path in (*sorted(starting), *sorted(prefixed - starting)):
             if len(best) == limit:
                 break
             score(path)
@@ -229,7 +228,9 @@ def _scored_top(
     meta_max = POINTS["tag-term"] + POINTS["heading-term"] + PATH_LEAF
     postings = vault.postings
     floor = best[0][0] if len(best) == limit else -math.inf
-    bound: dict[str, float] = dict.fromkeys(prefixed, prefix_max)
+    # prefix-phrase only where the title or an alias starts with the text typed
+    bound: dict[str, float] = dict.fromkeys(prefixed, POINTS["prefix-term"])
+    bound.update(dict.fromkeys(starting, prefix_max))
     base = prefix_max if prefix_cut else 0
     meta: set[str] = set()
     in_all_meta: set[str] | None = None  # pages with every term (or a stand-in) in their meta tokens
@@ -444,16 +445,6 @@ class _Bounds:
             found = holders if found is None else found & holders
         return found or set()
 
-    @functools.cached_property
-    def _headed(self) -> set[str] | None:
-        """The pages whose names hold every typed word before the partial one (those a title or
-        alias can start with: prefix-phrase); None when there is no such word."""
-        found: set[str] | None = None
-        for word in self.typed[:-1]:
-            holders = self.vault.name_postings.get(word, ())
-            found = set(holders) if found is None else found.intersection(holders)
-        return found
-
     def _prior_and_context(self, page: Page) -> float:
         prior = link_prior(self.vault, page)
         return (prior[3] if prior else 0) + (self.context if page.path in self.near else 0)
@@ -489,9 +480,7 @@ class _Bounds:
             total += POINTS["title-cover"]
         if partial:
             # prefix-phrase comes only to a page that earned none of the others above
-            if phrase < POINTS["prefix-phrase"] and (
-                _starts_with_typed(f.title_tokens, typed) or any(_starts_with_typed(a, typed) for a in f.alias_tokens)
-            ):
+            if phrase < POINTS["prefix-phrase"] and _starts_typed(f, typed):
                 phrase = POINTS["prefix-phrase"]
             if partial not in title_set:  # prefix-term: for a partial term that is not a title token yet
                 for t in title_set:
@@ -581,7 +570,7 @@ class _Bounds:
     def medium(self, page: Page, f: PageFields, tiered: float | None = None) -> float:
         """At most ``strong``, for any page, and quicker: body points by count (``tiered``,
         or given) rather than from the page's length, the most link-prior, and the phrase and
-        prefix channels from set look-ups (``_phrased``, ``_headed``, ``prefixed``)."""
+        prefix channels from set look-ups (``_phrased``, ``prefixed``) and the title's start."""
         if not f.ascii_names:
             return math.inf
         path = page.path
@@ -593,8 +582,7 @@ class _Bounds:
             total += POINTS["title-cover"]
         if self.partial and (self.prefix_cut or path in self.prefixed):
             total += POINTS["prefix-term"]
-            headed = self._headed
-            if phrase < POINTS["prefix-phrase"] and (headed is None or path in headed):
+            if phrase < POINTS["prefix-phrase"] and _starts_typed(f, self.typed):
                 phrase = POINTS["prefix-phrase"]
         return total + phrase
 
@@ -609,7 +597,7 @@ class _Bounds:
         partial = self.partial
         if partial and prefix:
             typed = self.typed
-            if any(_starts_with_typed(tokens, typed) for tokens in (f.title_tokens, *f.alias_tokens)):
+            if _starts_typed(f, typed):
                 tight += POINTS["prefix-phrase"]
             if any(t.startswith(partial) for t in f.title_set):
                 tight += POINTS["prefix-term"]
@@ -620,6 +608,11 @@ class _Bounds:
         if most < floor:  # below the bar even with the most link-prior: its own is not looked up
             return most
         return tight + self._prior_and_context(page)
+
+
+def _starts_typed(f: PageFields, typed: tuple[str, ...]) -> bool:
+    """Whether the page's title or an alias starts with the text typed (prefix-phrase)."""
+    return _starts_with_typed(f.title_tokens, typed) or any(_starts_with_typed(a, typed) for a in f.alias_tokens)
 
 
 def _bound_order(entry: tuple[float, str, Any]) -> tuple[float, str]:
