@@ -612,6 +612,10 @@ class _Bounds:
 
 def _starts_typed(f: PageFields, typed: tuple[str, ...]) -> bool:
     """Whether the page's title or an alias starts with the text typed (prefix-phrase)."""
+    if len(typed) == 1:  # one word typed in part, the common case: its first token starts so
+        start = typed[0]
+        title = f.title_tokens
+        return bool(title) and title[0].startswith(start) or any(a and a[0].startswith(start) for a in f.alias_tokens)
     return _starts_with_typed(f.title_tokens, typed) or any(_starts_with_typed(a, typed) for a in f.alias_tokens)
 
 
