@@ -125,3 +125,18 @@ def test_matching_headings_with_fields_are_the_same_headings(files, text):
     vault = build_vault(files)
     for path, page in vault.pages.items():
         assert matching_headings(page, text, vault.fields[path]) == matching_headings(page, text)
+
+
+name_tokens = st.lists(st.sampled_from(["a", "ab", "abc", "b", "ba"]), max_size=3).map(tuple)
+
+
+@given(name_tokens, st.lists(name_tokens, max_size=2), st.lists(st.sampled_from(["a", "ab", "b", "abc"]), min_size=1, max_size=3))
+def test_the_title_start_check_is_the_prefix_phrase_condition(title, aliases, typed):
+    from types import SimpleNamespace
+
+    from engine.scoring import _starts_with_typed
+    from engine.search import _starts_typed
+
+    fields = SimpleNamespace(title_tokens=title, alias_tokens=tuple(aliases))
+    want = _starts_with_typed(title, tuple(typed)) or any(_starts_with_typed(a, tuple(typed)) for a in aliases)
+    assert _starts_typed(fields, tuple(typed)) == want
