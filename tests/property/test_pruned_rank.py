@@ -10,13 +10,15 @@ checked directly: never below any page's final score.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from vaultkit import build_vault
 
 from engine.query import context_page, parse_query
-from engine.scoring import candidates, link_prior, make_plan, page_components
-from engine.search import _Bounds, _near, matching_headings, rank
+from engine.scoring import _starts_with_typed, candidates, link_prior, make_plan, page_components
+from engine.search import _Bounds, _near, _starts_typed, matching_headings, rank
 from engine.weights import POINTS
 
 WORDS = ["alpha", "beta", "gamma", "kiwi", "graph", "rag", "run", "runs", "running", "car", "cafe", "café",
@@ -132,11 +134,6 @@ name_tokens = st.lists(st.sampled_from(["a", "ab", "abc", "b", "ba"]), max_size=
 
 @given(name_tokens, st.lists(name_tokens, max_size=2), st.lists(st.sampled_from(["a", "ab", "b", "abc"]), min_size=1, max_size=3))
 def test_the_title_start_check_is_the_prefix_phrase_condition(title, aliases, typed):
-    from types import SimpleNamespace
-
-    from engine.scoring import _starts_with_typed
-    from engine.search import _starts_typed
-
     fields = SimpleNamespace(title_tokens=title, alias_tokens=tuple(aliases))
     want = _starts_with_typed(title, tuple(typed)) or any(_starts_with_typed(a, tuple(typed)) for a in aliases)
     assert _starts_typed(fields, tuple(typed)) == want
