@@ -199,11 +199,12 @@ def _scored_top(
     ordered = sorted(
         (-medium(pages[path], fields[path], tiered[path]), pages[path].title.casefold(), path) for path in strong
     )
+    tighten = bounds.tighten
     for neg, _title, path in ordered:
         if len(best) == limit:
             if -neg < best[0][0]:
                 break
-            if not can_enter(path, -neg) or not can_enter(path, strong_bound(pages[path], fields[path])):
+            if not can_enter(path, -neg) or not can_enter(path, tighten(pages[path], fields[path], -neg, tiered[path])):
                 continue
         score(path)
 
@@ -473,7 +474,7 @@ class _Bounds:
         if not f.ascii_names:
             return math.inf
         total: float = self._prior_and_context(page) + self._body(f) + self._named(page.path, f)
-        title_set, alias_set = f.title_set, f.alias_set
+        title_set = f.title_set
         typed, partial = self.typed, self.partial
         phrase = self._phrase(f)  # title-phrase, title-exact or leaf-exact, heading-phrase; or else prefix-phrase
         if title_set and title_set <= self.words:
@@ -482,18 +483,37 @@ class _Bounds:
             # prefix-phrase comes only to a page that earned none of the others above
             if phrase < POINTS["prefix-phrase"] and _starts_typed(f, typed):
                 phrase = POINTS["prefix-phrase"]
-            if partial not in title_set:  # prefix-term: for a partial term that is not a title token yet
-                for t in title_set:
-                    if t.startswith(partial):
-                        total += POINTS["prefix-term"]
-                        break
-                else:
-                    if partial not in alias_set:
-                        for t in alias_set:
-                            if t.startswith(partial):
-                                total += PREFIX_ALIAS
-                                break
+            total += self._prefix_term(f)
         return total + phrase
+
+    def tighten(self, page: Page, f: PageFields, quick: float, tiered: float) -> float:
+        """``strong`` from the page's ``medium`` (``quick``, whose body part was ``tiered``):
+        the three parts the quick bound takes at their most (link-prior, body points by tier,
+        prefix-term) replaced by the page's own. Every part is a multiple of 1/FIXED_STEP, so
+        this is ``strong`` exactly, without its per-term names loop and phrase checks again."""
+        if quick == math.inf:
+            return quick
+        path = page.path
+        near = self.context if path in self.near else 0
+        total = quick - POINTS["link-prior"] - near + self._prior_and_context(page) - tiered + self._body(f)
+        if self.partial and (self.prefix_cut or path in self.prefixed):
+            total += self._prefix_term(f) - POINTS["prefix-term"]
+        return total
+
+    def _prefix_term(self, f: PageFields) -> float:
+        """prefix-term (or its alias form) as the page earns it: the partial term starts a title
+        token that it is not yet, or else an alias token."""
+        partial, title_set, alias_set = self.partial, f.title_set, f.alias_set
+        if partial in title_set:
+            return 0
+        for t in title_set:
+            if t.startswith(partial):
+                return POINTS["prefix-term"]
+        if partial not in alias_set:
+            for t in alias_set:
+                if t.startswith(partial):
+                    return PREFIX_ALIAS
+        return 0
 
     def _named(self, path: str, f: PageFields) -> float:
         """Per term, the title, alias, tag, heading and path channels at most (the term's or

@@ -112,6 +112,8 @@ def test_the_bounds_are_never_below_a_final_score(files, text, prefix, vocabular
         final += POINTS["context-edge"] if path in near else 0
         assert bounds.strong(page, fields) >= final, (path, components)
         assert bounds.medium(page, fields) >= final, (path, components)
+        quick = bounds.medium(page, fields, tiered[path])
+        assert bounds.tighten(page, fields, quick, tiered[path]) == bounds.strong(page, fields)  # the same bound
         # the body tiers on their own (other channels' slack would hide a low one above)
         for term_plan, tier in zip(plan.terms, bounds.tiers):
             body = sum(c[3] for c in components if c[0] in ("body-term", "body-bm25") and c[1] == term_plan.term)
