@@ -154,6 +154,8 @@ async def test_uri_picks_the_vault(bare_client: LanguageClient, tmp_path: Path):
     in_main = await wiki_search(
         bare_client, {"query": "compost", "uri": (main / "Home.md").as_uri()}
     )
-    assert in_main["vault"] == "vault" and in_main["hits"][0]["file"] == "garden/Composting.md"
+    # (seen once, in a loaded CI run and never since: no hits at all here; the message keeps the answer)
+    assert in_main["vault"] == "vault" and in_main["hits"], in_main
+    assert in_main["hits"][0]["file"] == "garden/Composting.md"
     # no uri: the first vault by path
     assert (await wiki_search(bare_client, {"query": "compost"}))["vault"] == "vault"
