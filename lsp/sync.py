@@ -220,6 +220,12 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
             len(state.vault), state.root, loaded.from_cache, loaded.parsed,
         )
         ls.index_tasks.append(asyncio.ensure_future(asyncio.to_thread(loaded.commit)))
+    except Exception as exc:  # noqa: BLE001 - a bug in loading: say so, and keep serving what there is
+        # (the task is kept in index_tasks, so asyncio would never report its exception)
+        log.exception("indexing %s failed", state.root)
+        ls.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Error, message=f"vaultlens: indexing {state.root} failed: {exc!r}")
+        )
     finally:
         state._indexing = False  # type: ignore[attr-defined]
         state.indexed.set()
