@@ -38,27 +38,30 @@ class BodyCounts(Mapping[str, int]):
         return cls(keys, bytes(counts) if not counts or max(counts) < 256 else tuple(counts))
 
     def count(self, token: str) -> int:
-        """How often ``token`` occurs (0 when it does not)."""
+        """How often ``token`` occurs (0 when it does not); the quickest look-up (no call
+        inside it: scoring asks it for every term of every page it scores)."""
         tokens = self.tokens
         i = bisect_left(tokens, token)
         return self.counts[i] if i < len(tokens) and tokens[i] == token else 0
 
-    def get(self, token: str, default: int | None = None) -> int | None:  # type: ignore[override]
-        tokens = self.tokens
-        i = bisect_left(tokens, token)
-        return self.counts[i] if i < len(tokens) and tokens[i] == token else default
-
-    def __getitem__(self, token: str) -> int:
-        tokens = self.tokens
-        i = bisect_left(tokens, token)
-        if i < len(tokens) and tokens[i] == token:
-            return self.counts[i]
-        raise KeyError(token)
-
-    def __contains__(self, token: object) -> bool:
+    def _at(self, token: object) -> int:
+        """Where ``token`` is in ``tokens``, or -1."""
         tokens = self.tokens
         i = bisect_left(tokens, token)  # type: ignore[type-var]
-        return i < len(tokens) and tokens[i] == token
+        return i if i < len(tokens) and tokens[i] == token else -1
+
+    def get(self, token: str, default: int | None = None) -> int | None:  # type: ignore[override]
+        i = self._at(token)
+        return self.counts[i] if i >= 0 else default
+
+    def __getitem__(self, token: str) -> int:
+        i = self._at(token)
+        if i < 0:
+            raise KeyError(token)
+        return self.counts[i]
+
+    def __contains__(self, token: object) -> bool:
+        return self._at(token) >= 0
 
     def isdisjoint(self, other: Iterable[str]) -> bool:
         """Whether none of ``other`` occurs in the body."""
