@@ -244,18 +244,16 @@ def _scored_top(
     phrase_max = max(exact_points(query), POINTS["leaf-exact"]) + HEADING_EXACT
     for path in in_all_meta or ():
         bound[path] += phrase_max
-    # Body points, per term at most body_max. Terms whose maxima, smallest first, cannot lift a
-    # page holding only them to the bar are not enumerated ("the" is in every page): only
-    # looked up in the pages the other terms, prefixes and meta tokens bring in.
+    # Body points, per term at most its tier of 3 or more occurrences. Terms whose maxima,
+    # smallest first, cannot lift a page holding only them to the bar are not enumerated ("the"
+    # is in every page): only looked up in the pages the other terms, prefixes and meta tokens
+    # bring in.
     # A page holding the term itself gets the most its body count can earn (``_Bounds.tiers``);
     # one holding only a stand-in (synonym, variant, typo) at most the stand-in points.
     body = []
     for tp, (_tp, _others, stand_in), tier in zip(plan.terms, bounds.terms, bounds.tiers):
-        # body-term at most BODY_CAP; body-bm25 below idf (k1 + 1) scaled, rounded up
-        bm25_most = math.ceil(BM25_SCALE * (BM25_K1 + 1) * tp.idf * FIXED_STEP + 1) / FIXED_STEP
-        body_max = POINTS["body-term"] * BODY_CAP + min(POINTS["body-bm25"], bm25_most)
         stand_words = (*(synonym[0] for synonym in tp.synonyms), *tp.stems, *tp.folded, *tp.fuzzy)
-        body.append((body_max, tp.term, stand_words, tier, stand_in))
+        body.append((tier[3], tp.term, stand_words, tier, stand_in))  # at most: 3 or more occurrences
     body.sort(key=itemgetter(0))
     reach = base + later
     minor = 0
