@@ -260,35 +260,51 @@ def _scored_top(
     while minor < len(body) and reach + body[minor][0] < floor:
         reach += body[minor][0]
         minor += 1
+    # Each enumerated term walks its postings once (every holder gets the tier of one
+    # occurrence, or the stand-in points when those are more), then its pages of two, and of
+    # three or more, occurrences (``Vault.body_twice``, ``body_thrice``) get the difference: no
+    # page's body counts are looked up. A holder of the term in a name or tag only gets at
+    # least its stand-in points, as before, and the strong pages are dropped at the end.
+    twice, thrice = vault.body_twice, vault.body_thrice
     for _most, term, stand_words, tier, stand_in in body[minor:]:
-        holders = set(postings.get(term, ()))
-        holders -= strong
+        holders = postings.get(term, ())
+        first = tier[1] if tier[1] >= stand_in else stand_in
+        get = bound.get
         for path in holders:
-            counts = fields[path].body_counts
-            tokens = counts.tokens
-            i = bisect_left(tokens, term)
-            if i < len(tokens) and tokens[i] == term:
-                count = counts.counts[i]
-                most = tier[count] if count < 3 else tier[3]
-            else:
-                most = stand_in
-            bound[path] = bound.get(path, base) + most
-        standing: set[str] = set()
-        for word in stand_words:
-            standing.update(postings.get(word, ()))
-        standing -= strong
-        standing -= holders
-        for path in standing:
-            bound[path] = bound.get(path, base) + stand_in
+            bound[path] = get(path, base) + first
+        up = tier[2] - first
+        for path in twice.get(term, ()):
+            bound[path] += up
+        up = tier[3] - first
+        for path in thrice.get(term, ()):
+            bound[path] += up
+        if stand_words and stand_in:
+            standing: set[str] = set()
+            for word in stand_words:
+                standing.update(postings.get(word, ()))
+            standing.difference_update(holders)
+            for path in standing:
+                bound[path] = get(path, base) + stand_in
+    for path in strong:
+        bound.pop(path, None)
     if minor:
-        # looked up only where the bound may reach the bar with them
-        short = floor - later - sum(tier[3] for _most, _term, _words, tier, _stand_in in body[:minor])
+        # Looked up only where the bound may reach the bar with them, the term that can earn the
+        # most first; a page stops as soon as the most the rest can add leaves it below the bar.
+        minors = sorted(body[:minor], key=itemgetter(0), reverse=True)
+        rest_most = [0.0] * (len(minors) + 1)
+        for k in range(len(minors) - 1, -1, -1):
+            rest_most[k] = rest_most[k + 1] + minors[k][3][3]
+        short = [floor - later - most for most in rest_most]
         for path, b in bound.items():
-            if b < short:
+            if b < short[0]:
                 continue
             counts = fields[path].body_counts
             tokens = counts.tokens
-            for _most, term, stand_words, tier, stand_in in body[:minor]:
+            k = 0
+            for _most, term, stand_words, tier, stand_in in minors:
+                if b < short[k]:
+                    break
+                k += 1
                 i = bisect_left(tokens, term)
                 if i < len(tokens) and tokens[i] == term:
                     count = counts.counts[i]

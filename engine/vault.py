@@ -191,6 +191,10 @@ class Vault:
         self.stem_tokens: dict[str, set[str]] = {}
         self.name_postings = PathIndex()  # title and alias tokens only
         self.meta_postings = PathIndex()  # tag, heading and path tokens (search's upper bounds)
+        # body tokens -> the pages holding them twice, and three times or more: a term's
+        # postings by body count, so search bounds its holders without looking at their counts
+        self.body_twice = PathIndex()
+        self.body_thrice = PathIndex()
         self.sorted_name_tokens: list[str] = []
         self.by_path: dict[str, str] = {}  # casefolded path without .md -> the first of _path_holders
         self._path_holders = PathIndex()  # pages whose paths differ only in case
@@ -436,6 +440,15 @@ class Vault:
             self.meta_postings.discard(token, path)
         for token in after - before:
             self.meta_postings.add(token, path)
+        old_tiers = _repeated(old_fields) if old_fields is not None else (set(), set())
+        new_tiers = _repeated(new_fields) if new_fields is not None else (set(), set())
+        for index, before, after in zip((self.body_twice, self.body_thrice), old_tiers, new_tiers):
+            if before == after:
+                continue
+            for token in before - after:
+                index.discard(token, path)
+            for token in after - before:
+                index.add(token, path)
         for index, keys in (
             (self.by_stem, lambda p: {p.stem.casefold()}),
             (self.by_title, lambda p: {p.title.casefold()}),
@@ -694,7 +707,8 @@ class Vault:
 _LINKS = "(links)"  # the snapshot entry of the resolved-link index
 
 INDEX_NAMES = (
-    "postings", "name_postings", "meta_postings", "_path_holders", "by_stem", "by_title", "by_alias", "linkers", "tag_pages"
+    "postings", "name_postings", "meta_postings", "body_twice", "body_thrice", "_path_holders", "by_stem", "by_title",
+    "by_alias", "linkers", "tag_pages"
 )
 
 
@@ -708,6 +722,7 @@ def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
     lists: dict[str, dict[str, list[str]]] = {name: {} for name in INDEX_NAMES}
     postings, names, holders = lists["postings"], lists["name_postings"], lists["_path_holders"]
     meta = lists["meta_postings"]
+    twice, thrice = lists["body_twice"], lists["body_thrice"]
     by_stem, by_title, by_alias = lists["by_stem"], lists["by_title"], lists["by_alias"]
     linkers, tag_pages = lists["linkers"], lists["tag_pages"]
     lengths = [0, 0, 0, 0, 0]
@@ -723,6 +738,10 @@ def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
             names.setdefault(token, []).append(path)
         for token in _meta_tokens(fields):
             meta.setdefault(token, []).append(path)
+        counts = fields.body_counts
+        for token, n in zip(counts.tokens, counts.counts):
+            if n >= 2:
+                (twice if n == 2 else thrice).setdefault(token, []).append(path)
         holders.setdefault(_noext(path).casefold(), []).append(path)
         by_stem.setdefault(page.stem.casefold(), []).append(path)
         by_title.setdefault(page.title.casefold(), []).append(path)
@@ -740,6 +759,18 @@ def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
     part["stems"] = stems
     part["lengths"] = lengths
     return part
+
+
+def _repeated(fields: PageFields) -> tuple[set[str], set[str]]:
+    """A page's body tokens that occur twice, and three times or more (``body_twice``,
+    ``body_thrice``)."""
+    counts = fields.body_counts
+    twice: set[str] = set()
+    thrice: set[str] = set()
+    for token, n in zip(counts.tokens, counts.counts):
+        if n >= 2:
+            (twice if n == 2 else thrice).add(token)
+    return twice, thrice
 
 
 def _meta_tokens(fields: PageFields) -> frozenset[str]:

@@ -71,6 +71,10 @@ def described(hits) -> list[tuple]:
 @example(  # few titles hold the partial term: a page with a prefix of it is scored first, and once
     {"garden.md": "gard gard gard\n", "b.md": "gard\n", "c.md": "gard gard\n"}, "gard", 2, True, False, None
 )
+@example(  # a body holding each word twice beats a tagged page: its bound counts two occurrences of each
+    {"x.md": "river river stone stone gamma gamma beta beta\n", "y.md": "---\ntags: [gamma]\n---\nriver river river stone\n",
+     "z.md": "alpha\n"}, "river stone gamma beta", 1, False, False, None,
+)
 @given(vaults, queries, st.integers(1, 4), st.booleans(), st.booleans(), st.sampled_from([None, "A", "kiwi"]))
 def test_pruned_ranking_equals_the_top_of_the_full_ranking(files, text, limit, prefix, vocabulary, context):
     if vocabulary:
