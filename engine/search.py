@@ -288,34 +288,58 @@ def _scored_top(
     for path in strong:
         bound.pop(path, None)
     if minor:
-        # Looked up only where the bound may reach the bar with them, the term that can earn the
-        # most first; a page stops as soon as the most the rest can add leaves it below the bar.
+        # Looked up only in the pages whose bound may still reach the bar with them, one term at
+        # a time, the one that can earn the most first: a page drops out as soon as the most the
+        # remaining terms could add leaves it below the bar. A term held by fewer pages than a
+        # few times those left walks its postings by count (as above) instead of bisecting each
+        # page's body counts.
         minors = sorted(body[:minor], key=itemgetter(0), reverse=True)
         rest_most = [0.0] * (len(minors) + 1)
         for k in range(len(minors) - 1, -1, -1):
             rest_most[k] = rest_most[k + 1] + minors[k][3][3]
-        short = [floor - later - most for most in rest_most]
-        for path, b in bound.items():
-            if b < short[0]:
-                continue
-            counts = fields[path].body_counts
-            tokens = counts.tokens
-            k = 0
-            for _most, term, stand_words, tier, stand_in in minors:
-                if b < short[k]:
-                    break
-                k += 1
-                i = bisect_left(tokens, term)
-                if i < len(tokens) and tokens[i] == term:
-                    count = counts.counts[i]
-                    b += tier[count] if count < 3 else tier[3]
-                elif stand_in:
+        alive = bound
+        for k, (_most, term, stand_words, tier, stand_in) in enumerate(minors):
+            short = floor - later - rest_most[k]
+            alive = {path: b for path, b in alive.items() if b >= short}
+            if not alive:
+                break
+            holders = postings.get(term, ())
+            if len(holders) < 4 * len(alive):
+                first = tier[1] if tier[1] >= stand_in else stand_in
+                for path in holders:
+                    if path in alive:
+                        alive[path] += first
+                up = tier[2] - first
+                for path in twice.get(term, ()):
+                    if path in alive:
+                        alive[path] += up
+                up = tier[3] - first
+                for path in thrice.get(term, ()):
+                    if path in alive:
+                        alive[path] += up
+                if stand_words and stand_in:
+                    standing = set()
                     for word in stand_words:
-                        i = bisect_left(tokens, word)
-                        if i < len(tokens) and tokens[i] == word:
-                            b += stand_in
-                            break
-            bound[path] = b
+                        standing.update(postings.get(word, ()))
+                    standing.difference_update(holders)
+                    for path in standing:
+                        if path in alive:
+                            alive[path] += stand_in
+            else:
+                for path, b in alive.items():
+                    counts = fields[path].body_counts
+                    tokens = counts.tokens
+                    i = bisect_left(tokens, term)
+                    if i < len(tokens) and tokens[i] == term:
+                        count = counts.counts[i]
+                        alive[path] = b + (tier[count] if count < 3 else tier[3])
+                    elif stand_in:
+                        for word in stand_words:
+                            i = bisect_left(tokens, word)
+                            if i < len(tokens) and tokens[i] == word:
+                                alive[path] = b + stand_in
+                                break
+            bound.update(alive)
     # In order of the bound with link-prior and context-edge at most (``later``): a page with a
     # prefix of the partial term gets its own link-prior and is ordered by title among equals,
     # since many such pages often tie and the title decides between them (as-you-type).
