@@ -226,7 +226,6 @@ def _scored_top(
     # and path-term, and the phrase channels only when they hold every term there.
     later = POINTS["link-prior"] + (POINTS["context-edge"] if query.context else 0)
     prefix_max = POINTS["prefix-phrase"] + POINTS["prefix-term"]
-    meta_max = POINTS["tag-term"] + POINTS["heading-term"] + PATH_LEAF
     postings = vault.postings
     floor = best[0][0] if len(best) == limit else -math.inf
     # prefix-phrase only where the title or an alias starts with the text typed
@@ -235,15 +234,24 @@ def _scored_top(
     base = prefix_max if prefix_cut else 0
     meta: set[str] = set()
     in_all_meta: set[str] | None = None  # pages with every term (or a stand-in) in their meta tokens
-    for tagged in bounds.tagged:
+    # per term: tag-term (or a stand-in's tag points) where a tag holds it or a stand-in,
+    # heading-term where a heading holds it, path-term where the path does
+    channels = ((vault.tag_postings, POINTS["tag-term"]), (vault.heading_postings, POINTS["heading-term"]),
+                (vault.path_postings, PATH_LEAF))
+    for tagged, stand_for, term_plan in zip(bounds.tagged, bounds.stand_fors, plan.terms):
         tagged = (tagged & found_in) - strong
-        for path in tagged:
-            bound[path] = bound.get(path, base) + meta_max
+        if not tagged:
+            in_all_meta = tagged
+            continue
+        for index, points in channels:
+            for path in bounds._holders(index, stand_for) if index is vault.tag_postings else index.get(term_plan.term, ()):
+                if path in tagged:
+                    bound[path] = bound.get(path, base) + points
         meta |= tagged
         in_all_meta = tagged if in_all_meta is None else in_all_meta & tagged
     phrase_max = max(exact_points(query), POINTS["leaf-exact"]) + HEADING_EXACT
     for path in in_all_meta or ():
-        bound[path] += phrase_max
+        bound[path] = bound.get(path, base) + phrase_max
     # Body points, per term at most its tier of 3 or more occurrences. Terms whose maxima,
     # smallest first, cannot lift a page holding only them to the bar are not enumerated ("the"
     # is in every page): only looked up in the pages the other terms, prefixes and meta tokens
@@ -444,7 +452,13 @@ class _Bounds:
     @functools.cached_property
     def tagged(self) -> list[set[str]]:
         """Per term: the pages with it or a stand-in in a tag, heading or path."""
-        return [self._holders(self.vault.meta_postings, stand_for) for stand_for in self.stand_fors]
+        vault = self.vault
+        return [
+            self._holders(vault.tag_postings, stand_for)
+            | self._holders(vault.heading_postings, stand_for)
+            | self._holders(vault.path_postings, stand_for)
+            for stand_for in self.stand_fors
+        ]
 
     @functools.cached_property
     def named(self) -> list[set[str]]:
@@ -478,9 +492,11 @@ class _Bounds:
         """The pages with every query word in a name, tag, heading or path token: the only ones
         that can earn a phrase channel (title-phrase, title-exact, leaf-exact, heading-phrase)."""
         found: set[str] | None = None
-        names, meta = self.vault.name_postings, self.vault.meta_postings
+        vault = self.vault
         for word in self.seq:
-            holders = set(names.get(word, ())).union(meta.get(word, ()))
+            holders = set(vault.name_postings.get(word, ())).union(
+                vault.tag_postings.get(word, ()), vault.heading_postings.get(word, ()), vault.path_postings.get(word, ())
+            )
             found = holders if found is None else found & holders
         return found or set()
 

@@ -190,7 +190,11 @@ class Vault:
         self.postings = PathIndex()  # every token of every field -> pages
         self.stem_tokens: dict[str, set[str]] = {}
         self.name_postings = PathIndex()  # title and alias tokens only
-        self.meta_postings = PathIndex()  # tag, heading and path tokens (search's upper bounds)
+        # tag, heading and path tokens, one index each (search's upper bounds: each channel
+        # bounds only the pages holding a query word there)
+        self.tag_postings = PathIndex()
+        self.heading_postings = PathIndex()
+        self.path_postings = PathIndex()
         # body tokens -> the pages holding them twice, and three times or more: a term's
         # postings by body count, so search bounds its holders without looking at their counts
         self.body_twice = PathIndex()
@@ -434,15 +438,10 @@ class Vault:
         for token in after - before:
             if self.name_postings.add(token, path):
                 bisect.insort(self.sorted_name_tokens, token)
-        before = _meta_tokens(old_fields) if old_fields is not None else frozenset()
-        after = _meta_tokens(new_fields) if new_fields is not None else frozenset()
-        for token in before - after:
-            self.meta_postings.discard(token, path)
-        for token in after - before:
-            self.meta_postings.add(token, path)
-        old_tiers = _repeated(old_fields) if old_fields is not None else (set(), set())
-        new_tiers = _repeated(new_fields) if new_fields is not None else (set(), set())
-        for index, before, after in zip((self.body_twice, self.body_thrice), old_tiers, new_tiers):
+        old_keys = (*_meta_tokens(old_fields), *_repeated(old_fields)) if old_fields is not None else _NO_KEYS
+        new_keys = (*_meta_tokens(new_fields), *_repeated(new_fields)) if new_fields is not None else _NO_KEYS
+        indexes = (self.tag_postings, self.heading_postings, self.path_postings, self.body_twice, self.body_thrice)
+        for index, before, after in zip(indexes, old_keys, new_keys):
             if before == after:
                 continue
             for token in before - after:
@@ -707,9 +706,10 @@ class Vault:
 _LINKS = "(links)"  # the snapshot entry of the resolved-link index
 
 INDEX_NAMES = (
-    "postings", "name_postings", "meta_postings", "body_twice", "body_thrice", "_path_holders", "by_stem", "by_title",
-    "by_alias", "linkers", "tag_pages"
+    "postings", "name_postings", "tag_postings", "heading_postings", "path_postings", "body_twice", "body_thrice",
+    "_path_holders", "by_stem", "by_title", "by_alias", "linkers", "tag_pages"
 )
+_NO_KEYS = (frozenset(),) * 5
 
 
 def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
@@ -721,7 +721,7 @@ def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
     """
     lists: dict[str, dict[str, list[str]]] = {name: {} for name in INDEX_NAMES}
     postings, names, holders = lists["postings"], lists["name_postings"], lists["_path_holders"]
-    meta = lists["meta_postings"]
+    metas = lists["tag_postings"], lists["heading_postings"], lists["path_postings"]
     twice, thrice = lists["body_twice"], lists["body_thrice"]
     by_stem, by_title, by_alias = lists["by_stem"], lists["by_title"], lists["by_alias"]
     linkers, tag_pages = lists["linkers"], lists["tag_pages"]
@@ -736,8 +736,9 @@ def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
                 found.append(path)
         for token in fields.title_set | fields.alias_set:
             names.setdefault(token, []).append(path)
-        for token in _meta_tokens(fields):
-            meta.setdefault(token, []).append(path)
+        for meta, tokens in zip(metas, _meta_tokens(fields)):
+            for token in tokens:
+                meta.setdefault(token, []).append(path)
         counts = fields.body_counts
         for token, n in zip(counts.tokens, counts.counts):
             if n >= 2:
@@ -773,10 +774,11 @@ def _repeated(fields: PageFields) -> tuple[set[str], set[str]]:
     return twice, thrice
 
 
-def _meta_tokens(fields: PageFields) -> frozenset[str]:
-    """The tokens of a page's tags, headings and path: where a query term can earn points
-    besides the title, the aliases and the body (``meta_postings``)."""
-    return fields.tag_names | fields.tag_tokens | fields.heading_set | fields.path_tokens
+def _meta_tokens(fields: PageFields) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The tokens of a page's tags, headings and path (``tag_postings``, ``heading_postings``,
+    ``path_postings``): where a query term can earn points besides the title, the aliases and
+    the body."""
+    return fields.tag_names | fields.tag_tokens, fields.heading_set, fields.path_tokens
 
 
 def _link_keys(page: Page) -> set[str]:

@@ -150,16 +150,24 @@ def test_the_title_start_check_is_the_prefix_phrase_condition(title, aliases, ty
 
 def _zipf_vault(seed: int, n_pages: int = 400) -> dict[str, str]:
     """A vault with the shape that makes pruning work hard: a few words in nearly every body
-    and many titles ("the"), the rest Zipf-distributed, bodies holding words 1-5 times."""
+    and many titles ("the"), the rest Zipf-distributed, bodies holding words 1-5 times, and the
+    same words in headings, tags and folder names."""
     rng = random.Random(seed)
     vocab = ["the", "of", "and", *(f"w{i}" for i in range(120))]
     weights = [1.0 / (rank + 1) for rank in range(len(vocab))]
     files = {}
     for i in range(n_pages):
         title = " ".join(rng.choices(vocab, weights, k=rng.randint(1, 4)))
-        body = " ".join(rng.choices(vocab, weights, k=rng.randint(5, 120)))
+        lines = [f"---\ntitle: {title}\n---"]
+        for _ in range(rng.randint(0, 3)):
+            if rng.random() < 0.5:
+                lines.append("## " + " ".join(rng.choices(vocab, weights, k=rng.randint(1, 3))))
+            lines.append(" ".join(rng.choices(vocab, weights, k=rng.randint(5, 60))))
+        tags = " ".join(f"#{w}" for w in rng.choices(vocab[3:], weights[3:], k=rng.randint(0, 2)))
         links = " ".join(f"[[p{rng.randrange(n_pages)}]]" for _ in range(rng.randint(0, 3)))
-        files[f"p{i}.md"] = f"---\ntitle: {title}\n---\n{body} {links}\n"
+        lines.append(f"{tags} {links}")
+        folder = rng.choice(["", "", "w1/", "w7/", "notes/w30/"])
+        files[f"{folder}p{i}.md"] = "\n".join(lines) + "\n"
     return files
 
 
