@@ -295,8 +295,17 @@ def _interned(value: Any) -> Any:
 
 
 def encode_fields(fields: PageFields) -> tuple[Any, ...]:
-    """A page's fields as a record, every token interned."""
-    return tuple(_interned(getattr(fields, name)) for name in _PAGE_FIELDS)
+    """A page's fields as a record, every token interned; values that were one object (a file
+    named after its title shares the title's tokens) stay one."""
+    done: dict[int, Any] = {}
+    out = []
+    for name in _PAGE_FIELDS:
+        value = getattr(fields, name)
+        found = done.get(id(value))
+        if found is None:
+            found = done[id(value)] = _interned(value)
+        out.append(found)
+    return tuple(out)
 
 
 # The fields whose values repeat from page to page: most pages have no aliases, and tag sets
