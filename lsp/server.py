@@ -36,7 +36,7 @@ from pygls.protocol import (
 
 from engine import __version__
 from engine.cli import find_vault
-from engine.scan import confined_path
+from engine.scan import confined_path, single_malloc_arena
 from engine.vault import Vault
 
 from .documents import VaultWorkspace
@@ -410,6 +410,7 @@ def run(argv: Sequence[str]) -> int:
     level = logging.WARNING - 10 * min(args.verbose, 2)
     handler: logging.Handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
     logging.basicConfig(level=level, handlers=[handler], format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    single_malloc_arena()  # before any thread: the vault loads in one and is served from another
     server = build_server()
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
