@@ -29,7 +29,7 @@ from engine.page import parse_page
 from engine.query import parse_query, split_operators
 from engine.render import search_payload
 from engine.search import search
-from engine.text import utf16_len
+from engine.text import tokenize, utf16_len
 
 # More examples than the profile (derandomized, no deadline) gives: each target runs a second or two.
 FUZZ = settings(max_examples=max(800, settings().max_examples))
@@ -157,3 +157,15 @@ def test_time_options_are_a_clear_value_error_or_a_time(text):
             assert str(exc)  # a sentence for the person who typed it
         else:  # an empty value is no bound
             assert isinstance(query.since or query.until, dt.datetime) or not text
+
+
+_REFERENCE_TOKEN = re.compile(r"[^\W_]+")
+
+
+@FUZZ
+@given(st.one_of(st.text(), st.text(alphabet=st.characters(max_codepoint=127))))
+@example("Hello, World_42 naïve café ÀB x\x1cy\u00a0z")
+@example("a_b-c/d.e\tf\r\ng\x00h\x7f")
+def test_tokenize_is_casefolded_runs_of_letters_and_digits(text):
+    # ASCII text takes a quicker path (bytes.translate and split); both give these tokens
+    assert tokenize(text) == _REFERENCE_TOKEN.findall(text.casefold())
