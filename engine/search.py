@@ -623,13 +623,32 @@ class _Bounds:
         return total
 
     def tiered_pages(self, paths: set[str]) -> dict[str, float]:
-        """``tiered`` of each page in ``paths``, found term by term: a term held by fewer pages
-        than ``paths`` through its postings, so that a page without it is not looked at."""
-        fields, postings = self.vault.fields, self.vault.postings
+        """At least ``tiered`` of each page in ``paths`` (``tighten`` takes back whatever part
+        of it ``medium`` was given), found term by term: a term held by few pages against
+        ``paths`` walks its postings by body count (``Vault.body_twice``, ``body_thrice``), a
+        holder that has it in a name only getting one occurrence's points; else each page's
+        counts are bisected, exactly."""
+        vault = self.vault
+        fields, postings = vault.fields, vault.postings
         out = dict.fromkeys(paths, float(sum(stand_in for _tp, _others, stand_in in self.terms)))
         for (tp, _others, stand_in), tier in zip(self.terms, self.tiers):
             term = tp.term
             holders = postings.get(term, ())
+            twice, thrice = vault.body_twice.get(term, ()), vault.body_thrice.get(term, ())
+            if len(holders) + len(twice) + len(thrice) < 3 * len(paths):
+                first = (tier[1] if tier[1] >= stand_in else stand_in) - stand_in
+                for path in holders:
+                    if path in out:
+                        out[path] += first
+                up = tier[2] - tier[1] if tier[1] >= stand_in else tier[2] - stand_in
+                for path in twice:
+                    if path in out:
+                        out[path] += up
+                up += tier[3] - tier[2]
+                for path in thrice:
+                    if path in out:
+                        out[path] += up
+                continue
             for path in holders if len(holders) < len(paths) else paths:
                 if path not in out:
                     continue
