@@ -7,6 +7,7 @@ import os
 import pytest
 from vaultkit import write_vault
 
+from engine import scan
 from engine.scan import is_page_path, list_pages, load_vocabulary, open_vault
 
 
@@ -89,3 +90,16 @@ def test_open_vault_loads_pages_and_vocabulary(tmp_path):
     assert vault.root == str(root)
     assert [p.code for p in vault.pages["bad.md"].problems] == ["invalid-utf8"]
     assert [s for s, _ in vault.backlinks("Car.md")] == ["bad.md"]
+
+
+@pytest.mark.parametrize("length", [0, 1, 100, 65_535, 65_536, 65_537, 300_000])
+def test_a_listed_page_is_read_whole_whatever_size_the_listing_saw(tmp_path, monkeypatch, length):
+    # the size from the listing only sizes the first read: a file that grew or shrank since is
+    # still read to its end, and never past the most a page may hold
+    data = bytes(i % 251 for i in range(length))
+    (tmp_path / "a.md").write_bytes(data)
+    for seen in (-1, length, max(0, length - 7), length + 7, 0):
+        assert scan._read_listed(str(tmp_path), "a.md", seen) == data
+    monkeypatch.setattr(scan, "MAX_READ_BYTES", 50)
+    for seen in (-1, length, 10, 49, 50, 51):
+        assert scan._read_listed(str(tmp_path), "a.md", seen) == data[:51]
