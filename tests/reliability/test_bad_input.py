@@ -208,10 +208,10 @@ def test_a_read_that_fails_is_a_page_with_a_problem(tmp_path, monkeypatch):
     (tmp_path / "Locked.md").write_text("# Locked\n")
     real = scan._read_listed
 
-    def read(root: str, rel: str) -> bytes:
+    def read(root: str, rel: str, size: int = -1) -> bytes:
         if rel == "Locked.md":
             raise PermissionError(13, "Permission denied", rel)
-        return real(root, rel)
+        return real(root, rel, size)
 
     monkeypatch.setattr(scan, "_read_listed", read)
     vault, _ = open_vault(str(tmp_path), cache=NO_CACHE)
