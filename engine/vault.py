@@ -728,21 +728,26 @@ def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
     lengths = [0, 0, 0, 0, 0]
     for page, fields in pairs:
         path = page.path
-        for token in fields.vocabulary():
+        # ``fields.vocabulary()``: the body's tokens (distinct already, with their counts for
+        # body_twice and body_thrice), then the other fields' tokens the body lacks
+        counts = fields.body_counts
+        for token, n in zip(counts.tokens, counts.counts):
             found = postings.get(token)
             if found is None:
                 postings[token] = [path]
             else:
                 found.append(path)
-        for token in fields.title_set | fields.alias_set:
+            if n >= 2:
+                (twice if n == 2 else thrice).setdefault(token, []).append(path)
+        named = fields.title_set | fields.alias_set
+        for token in named.union(fields.tag_tokens, fields.tag_names, fields.file_tokens):
+            if not counts.count(token):
+                postings.setdefault(token, []).append(path)
+        for token in named:
             names.setdefault(token, []).append(path)
         for meta, tokens in zip(metas, _meta_tokens(fields)):
             for token in tokens:
                 meta.setdefault(token, []).append(path)
-        counts = fields.body_counts
-        for token, n in zip(counts.tokens, counts.counts):
-            if n >= 2:
-                (twice if n == 2 else thrice).setdefault(token, []).append(path)
         holders.setdefault(_noext(path).casefold(), []).append(path)
         by_stem.setdefault(page.stem.casefold(), []).append(path)
         by_title.setdefault(page.title.casefold(), []).append(path)
