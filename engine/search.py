@@ -194,13 +194,18 @@ def _scored_top(
     # which then only rises: the fewest pages are scored.
     strong_bound, medium = bounds.strong, bounds.medium
     tiered = bounds.tiered_pages(strong)
-    # (by title among equal bounds: as the ranking breaks ties, so the bar's own tie-break
-    # passes over the rest of a tie without a tight bound)
-    ordered = sorted(
-        (-medium(pages[path], fields[path], tiered[path]), pages[path].title.casefold(), path) for path in strong
-    )
+    # Grouped by bound, and by title within a group only once it is reached (as the ranking
+    # breaks ties, so the bar's own tie-break passes over the rest of a tie without a tight
+    # bound): most groups lie below the bar and are never sorted.
+    by_bound: dict[float, list[str]] = {}
+    for path, most in bounds.medium_pages(strong, tiered).items():
+        found = by_bound.get(most)
+        if found is None:
+            by_bound[most] = [path]
+        else:
+            found.append(path)
     tighten = bounds.tighten
-    for neg, _title, path in ordered:
+    for neg, _title, path in _by_title(pages, by_bound):
         if len(best) == limit:
             if -neg < best[0][0]:
                 break
@@ -626,8 +631,9 @@ class _Bounds:
         """At least ``tiered`` of each page in ``paths`` (``tighten`` takes back whatever part
         of it ``medium`` was given), found term by term: a term held by few pages against
         ``paths`` walks its postings by body count (``Vault.body_twice``, ``body_thrice``), a
-        holder that has it in a name only getting one occurrence's points; else each page's
-        counts are bisected, exactly."""
+        holder that has it in a name only getting one occurrence's points; a term three times
+        or more in most bodies gives every page that tier; else each page's counts are
+        bisected, exactly."""
         vault = self.vault
         fields, postings = vault.fields, vault.postings
         out = dict.fromkeys(paths, float(sum(stand_in for _tp, _others, stand_in in self.terms)))
@@ -648,6 +654,13 @@ class _Bounds:
                 for path in thrice:
                     if path in out:
                         out[path] += up
+                continue
+            if 4 * len(thrice) >= 3 * len(vault.pages):
+                # a word three times or more in most bodies ("the"): every page gets that
+                # tier, almost always its own, without a look at its counts
+                up = tier[3] - stand_in
+                for path in out:
+                    out[path] += up
                 continue
             for path in holders if len(holders) < len(paths) else paths:
                 if path not in out:
@@ -678,6 +691,59 @@ class _Bounds:
             if phrase < POINTS["prefix-phrase"] and _starts_typed(f, self.typed):
                 phrase = POINTS["prefix-phrase"]
         return total + phrase
+
+    def medium_pages(self, paths: set[str], tiered: dict[str, float]) -> dict[str, float]:
+        """``medium`` of each page in ``paths``, with its ``tiered``, found channel by channel
+        and term by term: each term's name, tag, heading and path points go only to the pages
+        that hold it there (``named``), where ``medium`` asks every page about every term.
+        The same values (every part is a multiple of 1/FIXED_STEP, so the order of the sums
+        does not matter)."""
+        fields = self.vault.fields
+        out = {}
+        for path in paths:
+            out[path] = POINTS["link-prior"] + tiered[path] if fields[path].ascii_names else math.inf
+        if self.context:
+            for path in self.near & out.keys():
+                out[path] += self.context
+        title_term, stand_in_title, alias_term = POINTS["title-term"], POINTS["synonym-term"] + POINTS["fuzzy-term"], POINTS["alias-term"]
+        tag_term, heading_term = POINTS["tag-term"], POINTS["heading-term"]
+        for (tp, others, _stand_in), named in zip(self.terms, self.named):
+            term = tp.term
+            for path in named.intersection(paths):
+                f = fields[path]
+                title_set, alias_set, tag_names, tag_tokens = f.title_set, f.alias_set, f.tag_names, f.tag_tokens
+                total = 0.0
+                in_title = term in title_set
+                if in_title:
+                    total += title_term
+                elif others is not None and not title_set.isdisjoint(others):
+                    total += stand_in_title
+                if alias_set and (term in alias_set or (others is not None and not alias_set.isdisjoint(others))):
+                    total += alias_term
+                if term in tag_names or term in tag_tokens or (
+                    others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
+                ):
+                    total += tag_term
+                if term in f.heading_set:
+                    total += heading_term
+                if not in_title and term in f.path_tokens:
+                    total += PATH_LEAF
+                out[path] += total
+        words, cover = self.words, POINTS["title-cover"]
+        for path in out:
+            title_set = fields[path].title_set
+            if title_set and title_set <= words:
+                out[path] += cover
+        phrase = {path: self._phrase(fields[path]) for path in self._phrased.intersection(paths)}
+        if self.partial:
+            prefix_phrase = POINTS["prefix-phrase"]
+            for path in out.keys() if self.prefix_cut else self.prefixed.intersection(paths):
+                out[path] += POINTS["prefix-term"]
+                if phrase.get(path, 0) < prefix_phrase and _starts_typed(fields[path], self.typed):
+                    phrase[path] = prefix_phrase
+        for path, points in phrase.items():
+            out[path] += points
+        return out
 
     def other(self, page: Page, f: PageFields, prefix: bool = True, floor: float = -math.inf) -> float:
         """At most the final score of a page without a query word in its names, tags, headings
@@ -710,6 +776,16 @@ def _starts_typed(f: PageFields, typed: tuple[str, ...]) -> bool:
         title = f.title_tokens
         return bool(title) and title[0].startswith(start) or any(a and a[0].startswith(start) for a in f.alias_tokens)
     return _starts_with_typed(f.title_tokens, typed) or any(_starts_with_typed(a, typed) for a in f.alias_tokens)
+
+
+def _by_title(pages: dict[str, Page], by_bound: dict[float, list[str]]) -> Iterator[tuple[float, str, str]]:
+    """``(-bound, title, path)`` in that order, each group of equal bounds sorted when reached."""
+    for most in sorted(by_bound, reverse=True):
+        group = by_bound[most]
+        if len(group) > 1:
+            group = sorted(group, key=lambda path: (pages[path].title.casefold(), path))
+        for path in group:
+            yield -most, "", path
 
 
 def _bound_order(entry: tuple[float, str, Any]) -> tuple[float, str]:

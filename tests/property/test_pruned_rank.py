@@ -109,6 +109,10 @@ def test_the_bounds_are_never_below_a_final_score(files, text, prefix, vocabular
     cands = candidates(vault, query, plan)
     tiered = bounds.tiered_pages(set(cands))  # term by term: at least what page by page gives
     assert all(tiered[path] >= bounds.tiered(vault.fields[path]) for path in cands)
+    # the quick bound of many pages at once is each page's own
+    assert bounds.medium_pages(set(cands), tiered) == {
+        path: bounds.medium(vault.pages[path], vault.fields[path], tiered[path]) for path in cands
+    }
     # exactly that for a page holding every term it has in its body only, or in none of them
     for path in cands:
         f = vault.fields[path]
