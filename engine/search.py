@@ -204,14 +204,30 @@ def _scored_top(
             by_bound[most] = [path]
         else:
             found.append(path)
+    # They are scored in the order of their tight bounds, which the quick ones order only
+    # roughly (link-prior and length norms are not in them): a page's tight bound waits in a
+    # heap until no page still to come can have a higher one (its quick bound is at most the
+    # tight bound's), so the bar rises as fast as it can and the fewest pages are scored.
     tighten = bounds.tighten
+    waiting: list[tuple[float, str, str]] = []  # (-tight bound, title casefolded, path)
+
+    def score_waiting(most: float) -> None:
+        while waiting and -waiting[0][0] >= most:
+            neg_tight, _title, path = heapq.heappop(waiting)
+            if len(best) < limit or can_enter(path, -neg_tight):
+                score(path)
+
     for neg, _title, path in _by_title(pages, by_bound):
-        if len(best) == limit:
+        score_waiting(-neg)
+        if len(best) == limit and not can_enter(path, -neg):
             if -neg < best[0][0]:
                 break
-            if not can_enter(path, -neg) or not can_enter(path, tighten(pages[path], fields[path], -neg, tiered[path])):
-                continue
-        score(path)
+            continue
+        tight = tighten(pages[path], fields[path], -neg, tiered[path])
+        if len(best) == limit and not can_enter(path, tight):
+            continue
+        heapq.heappush(waiting, (-tight, pages[path].title.casefold(), path))
+    score_waiting(-math.inf)
 
     # As-you-type, few titles may hold the words typed so far ("to": 17 of 100,000 pages). Then
     # pages with a name token that starts with the partial term are scored until there are
@@ -588,15 +604,18 @@ class _Bounds:
                 total += POINTS["title-term"]
             elif others is not None and not title_set.isdisjoint(others):
                 total += POINTS["synonym-term"] + POINTS["fuzzy-term"]  # stand-ins: at most 4
-            if alias_set and (term in alias_set or (others is not None and not alias_set.isdisjoint(others))):
-                total += POINTS["alias-term"]  # or stand-ins: at most 4
+            # alias-term only when the title lacks the term (else nothing in the aliases for it);
+            # or stand-ins in an alias that lacks it: at most 4
+            in_alias = term in alias_set
+            if in_alias and not in_title or not in_alias and others is not None and not alias_set.isdisjoint(others):
+                total += POINTS["alias-term"]
             if term in tag_names or term in tag_tokens or (
                 others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
             ):
                 total += POINTS["tag-term"]  # or stand-ins: at most 3
             if term in f.heading_set:
                 total += POINTS["heading-term"]
-            if not in_title and term in f.path_tokens:
+            if not in_title and not in_alias and term in f.path_tokens:
                 total += PATH_LEAF
         return total
 
@@ -718,7 +737,8 @@ class _Bounds:
                     total += title_term
                 elif others is not None and not title_set.isdisjoint(others):
                     total += stand_in_title
-                if alias_set and (term in alias_set or (others is not None and not alias_set.isdisjoint(others))):
+                in_alias = term in alias_set
+                if in_alias and not in_title or not in_alias and others is not None and not alias_set.isdisjoint(others):
                     total += alias_term
                 if term in tag_names or term in tag_tokens or (
                     others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
@@ -726,7 +746,7 @@ class _Bounds:
                     total += tag_term
                 if term in f.heading_set:
                     total += heading_term
-                if not in_title and term in f.path_tokens:
+                if not in_title and not in_alias and term in f.path_tokens:
                     total += PATH_LEAF
                 out[path] += total
         words, cover = self.words, POINTS["title-cover"]
