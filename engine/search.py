@@ -197,8 +197,15 @@ def _scored_top(
     # Grouped by bound, and by title within a group only once it is reached (as the ranking
     # breaks ties, so the bar's own tie-break passes over the rest of a tie without a tight
     # bound): most groups lie below the bar and are never sorted.
+    # ordered by the quick bound with the page's own link-prior in place of the most (one look
+    # at a count that is kept per page)
+    quick = bounds.medium_pages(strong, tiered)
+    prior_most = POINTS["link-prior"]
     by_bound: dict[float, list[str]] = {}
-    for path, most in bounds.medium_pages(strong, tiered).items():
+    for path, most in quick.items():
+        if most != math.inf:
+            prior = link_prior(vault, pages[path])
+            most += (prior[3] if prior else 0) - prior_most
         found = by_bound.get(most)
         if found is None:
             by_bound[most] = [path]
@@ -212,7 +219,8 @@ def _scored_top(
     waiting: list[tuple[float, str, str]] = []  # (-tight bound, title casefolded, path)
 
     def score_waiting(most: float) -> None:
-        while waiting and -waiting[0][0] >= most:
+        # (and, until there are ``limit`` hits, the best waiting page anyway: a bar sooner)
+        while waiting and (-waiting[0][0] >= most or len(best) < limit):
             neg_tight, _title, path = heapq.heappop(waiting)
             if len(best) < limit or can_enter(path, -neg_tight):
                 score(path)
@@ -223,7 +231,7 @@ def _scored_top(
             if -neg < best[0][0]:
                 break
             continue
-        tight = tighten(pages[path], fields[path], -neg, tiered[path])
+        tight = tighten(pages[path], fields[path], quick[path], tiered[path])
         if len(best) == limit and not can_enter(path, tight):
             continue
         heapq.heappush(waiting, (-tight, pages[path].title.casefold(), path))
