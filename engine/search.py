@@ -602,29 +602,9 @@ class _Bounds:
         """Per term, the title, alias, tag, heading and path channels at most (the term's or
         a stand-in's), for the terms held in one of those (``named``)."""
         total = 0.0
-        title_set, alias_set, tag_names, tag_tokens = f.title_set, f.alias_set, f.tag_names, f.tag_tokens
         for (tp, others, _stand_in), named in zip(self.terms, self.named):
-            if path not in named:  # neither the term nor a stand-in in a name, tag, heading or path
-                continue
-            term = tp.term
-            in_title = term in title_set
-            if in_title:
-                total += POINTS["title-term"]
-            elif others is not None and not title_set.isdisjoint(others):
-                total += POINTS["synonym-term"] + POINTS["fuzzy-term"]  # stand-ins: at most 4
-            # alias-term only when the title lacks the term (else nothing in the aliases for it);
-            # or stand-ins in an alias that lacks it: at most 4
-            in_alias = term in alias_set
-            if in_alias and not in_title or not in_alias and others is not None and not alias_set.isdisjoint(others):
-                total += POINTS["alias-term"]
-            if term in tag_names or term in tag_tokens or (
-                others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
-            ):
-                total += POINTS["tag-term"]  # or stand-ins: at most 3
-            if term in f.heading_set:
-                total += POINTS["heading-term"]
-            if not in_title and not in_alias and term in f.path_tokens:
-                total += PATH_LEAF
+            if path in named:  # else neither the term nor a stand-in in a name, tag, heading or path
+                total += _name_points(tp.term, others, f)
         return total
 
     def _phrase(self, f: PageFields) -> float:
@@ -732,31 +712,10 @@ class _Bounds:
         if self.context:
             for path in self.near & out.keys():
                 out[path] += self.context
-        title_term, stand_in_title, alias_term = POINTS["title-term"], POINTS["synonym-term"] + POINTS["fuzzy-term"], POINTS["alias-term"]
-        tag_term, heading_term = POINTS["tag-term"], POINTS["heading-term"]
         for (tp, others, _stand_in), named in zip(self.terms, self.named):
             term = tp.term
             for path in named.intersection(paths):
-                f = fields[path]
-                title_set, alias_set, tag_names, tag_tokens = f.title_set, f.alias_set, f.tag_names, f.tag_tokens
-                total = 0.0
-                in_title = term in title_set
-                if in_title:
-                    total += title_term
-                elif others is not None and not title_set.isdisjoint(others):
-                    total += stand_in_title
-                in_alias = term in alias_set
-                if in_alias and not in_title or not in_alias and others is not None and not alias_set.isdisjoint(others):
-                    total += alias_term
-                if term in tag_names or term in tag_tokens or (
-                    others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
-                ):
-                    total += tag_term
-                if term in f.heading_set:
-                    total += heading_term
-                if not in_title and not in_alias and term in f.path_tokens:
-                    total += PATH_LEAF
-                out[path] += total
+                out[path] += _name_points(term, others, fields[path])
         words, cover = self.words, POINTS["title-cover"]
         for path in out:
             title_set = fields[path].title_set
@@ -795,6 +754,38 @@ class _Bounds:
         if most < floor:  # below the bar even with the most link-prior: its own is not looked up
             return most
         return tight + self._prior_and_context(page)
+
+
+def _name_points(term: str, others: frozenset[str] | None, f: PageFields) -> float:
+    """The most one term (or a stand-in of it, ``others``) can earn on a page in its title,
+    aliases, tags, headings and path, as ``page_components`` gives those channels."""
+    title_set, alias_set, tag_names, tag_tokens = f.title_set, f.alias_set, f.tag_names, f.tag_tokens
+    total = 0.0
+    in_title = term in title_set
+    if in_title:
+        total += _TITLE_TERM
+    elif others is not None and not title_set.isdisjoint(others):
+        total += _STAND_INS_NAME  # synonym and typo forms: at most 4
+    # alias-term only when the title lacks the term (else nothing in the aliases for it); or
+    # stand-ins in an alias that lacks it: at most 4
+    in_alias = term in alias_set
+    if in_alias and not in_title or not in_alias and others is not None and not alias_set.isdisjoint(others):
+        total += _ALIAS_TERM
+    if term in tag_names or term in tag_tokens or (
+        others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others))
+    ):
+        total += _TAG_TERM  # or stand-ins: at most 3
+    if term in f.heading_set:
+        total += _HEADING_TERM
+    if not in_title and not in_alias and term in f.path_tokens:
+        total += PATH_LEAF
+    return total
+
+
+_TITLE_TERM, _ALIAS_TERM, _TAG_TERM, _HEADING_TERM = (
+    POINTS["title-term"], POINTS["alias-term"], POINTS["tag-term"], POINTS["heading-term"]
+)
+_STAND_INS_NAME = POINTS["synonym-term"] + POINTS["fuzzy-term"]
 
 
 def _starts_typed(f: PageFields, typed: tuple[str, ...]) -> bool:
