@@ -11,7 +11,7 @@ import heapq
 from bisect import bisect_left
 import math
 from operator import itemgetter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from dataclasses import replace
 
@@ -305,21 +305,13 @@ def _scored_top(
     twice, thrice = vault.body_twice, vault.body_thrice
     for _most, term, stand_words, tier, stand_in in body[minor:]:
         holders = postings.get(term, ())
-        first = tier[1] if tier[1] >= stand_in else stand_in
-        get = bound.get
-        for path in holders:
-            bound[path] = get(path, base) + first
-        up = tier[2] - first
-        for path in twice.get(term, ()):
-            bound[path] += up
-        up = tier[3] - first
-        for path in thrice.get(term, ()):
-            bound[path] += up
+        _add_tiers(bound, holders, twice.get(term, ()), thrice.get(term, ()), tier, stand_in, base)
         if stand_words and stand_in:
             standing: set[str] = set()
             for word in stand_words:
                 standing.update(postings.get(word, ()))
             standing.difference_update(holders)
+            get = bound.get
             for path in standing:
                 bound[path] = get(path, base) + stand_in
     for path in strong:
@@ -342,18 +334,7 @@ def _scored_top(
                 break
             holders = postings.get(term, ())
             if len(holders) < 4 * len(alive):
-                first = tier[1] if tier[1] >= stand_in else stand_in
-                for path in holders:
-                    if path in alive:
-                        alive[path] += first
-                up = tier[2] - first
-                for path in twice.get(term, ()):
-                    if path in alive:
-                        alive[path] += up
-                up = tier[3] - first
-                for path in thrice.get(term, ()):
-                    if path in alive:
-                        alive[path] += up
+                _add_tiers(alive, holders, twice.get(term, ()), thrice.get(term, ()), tier, stand_in)
                 if stand_words and stand_in:
                     standing = set()
                     for word in stand_words:
@@ -649,18 +630,7 @@ class _Bounds:
             holders = postings.get(term, ())
             twice, thrice = vault.body_twice.get(term, ()), vault.body_thrice.get(term, ())
             if len(holders) + len(twice) + len(thrice) < 3 * len(paths):
-                first = (tier[1] if tier[1] >= stand_in else stand_in) - stand_in
-                for path in holders:
-                    if path in out:
-                        out[path] += first
-                up = tier[2] - tier[1] if tier[1] >= stand_in else tier[2] - stand_in
-                for path in twice:
-                    if path in out:
-                        out[path] += up
-                up += tier[3] - tier[2]
-                for path in thrice:
-                    if path in out:
-                        out[path] += up
+                _add_tiers(out, holders, twice, thrice, tier, stand_in, minus=stand_in)  # in place of it
                 continue
             if 4 * len(thrice) >= 3 * len(vault.pages):
                 # a word three times or more in most bodies ("the"): every page gets that
@@ -754,6 +724,36 @@ class _Bounds:
         if most < floor:  # below the bar even with the most link-prior: its own is not looked up
             return most
         return tight + self._prior_and_context(page)
+
+
+def _add_tiers(acc: dict[str, float], holders: Sequence[str], twice: Sequence[str], thrice: Sequence[str],
+               tier: tuple[float, ...], stand_in: float, base: float | None = None, minus: float = 0.0) -> None:
+    """Add one term's body tier to the pages of ``acc`` that hold it, from its postings by body
+    count: one occurrence's points (or the stand-in's, when more: a holder may have the term in
+    a name only) to every holder, then the difference to the pages holding it twice, and three
+    times or more; ``minus`` less each. With ``base``, a holder not in ``acc`` is added at
+    ``base``; without, only the pages already in ``acc`` are counted."""
+    first = tier[1] if tier[1] >= stand_in else stand_in
+    up2, up3 = tier[2] - first, tier[3] - first
+    if base is not None:  # then every holder is in ``acc``, those of two and three included
+        get, up = acc.get, first - minus
+        for path in holders:
+            acc[path] = get(path, base) + up
+        for path in twice:
+            acc[path] += up2
+        for path in thrice:
+            acc[path] += up3
+        return
+    up = first - minus
+    for path in holders:
+        if path in acc:
+            acc[path] += up
+    for path in twice:
+        if path in acc:
+            acc[path] += up2
+    for path in thrice:
+        if path in acc:
+            acc[path] += up3
 
 
 def _name_points(term: str, others: frozenset[str] | None, f: PageFields) -> float:
