@@ -364,25 +364,28 @@ def _scored_top(
     context = later - POINTS["link-prior"]
     # The others fall into a few bound values (sums of per-term maxima): grouped by value, not
     # sorted one by one; the order within a value only changes how soon the bar rises.
+    # (Those with a prefix are grouped the same way, each group sorted by title only once the
+    # loop below reaches it: thousands of them start with a two-letter word at 100,000 pages.)
     buckets: dict[float, list[str]] = {}
-    rest = []
+    titled: dict[float, list[str]] = {}
     for path, b in bound.items():
         if b + later < floor:
             continue
         if path in prefixed:
             prior = link_prior(vault, pages[path])
-            rest.append((-(b + context + (prior[3] if prior else 0)), pages[path].title.casefold(), path))
+            most, group = b + context + (prior[3] if prior else 0), titled
         else:
-            found = buckets.get(b + later)
-            if found is None:
-                buckets[b + later] = [path]
-            else:
-                found.append(path)
-    for most, paths in buckets.items():
-        rest.append((-most, "", paths))
+            most, group = b + later, buckets
+        found = group.get(most)
+        if found is None:
+            group[most] = [path]
+        else:
+            found.append(path)
+    rest: list[tuple[float, str, Any]] = [(-most, "", paths) for most, paths in buckets.items()]
+    rest.extend((-most, "\uffff", paths) for most, paths in titled.items())  # after the plain group
     rest.sort(key=_bound_order)
     other_bound = bounds.other
-    for neg, _title, path in _expand(rest):
+    for neg, _title, path in _expand(rest, pages):
         if len(best) == limit and -neg < best[0][0]:
             break
         page, f = pages[path], fields[path]
@@ -811,14 +814,14 @@ def _bound_order(entry: tuple[float, str, Any]) -> tuple[float, str]:
     return entry[0], entry[1]
 
 
-def _expand(entries: list[tuple[float, str, Any]]) -> Iterator[tuple[float, str, str]]:
-    """``(bound, title, path)`` entries, with those holding a list of paths opened up in place."""
-    for neg, title, paths in entries:
-        if isinstance(paths, list):
-            for path in paths:
-                yield neg, title, path
-        else:
-            yield neg, title, paths
+def _expand(entries: list[tuple[float, str, list[str]]], pages: dict[str, Page]) -> Iterator[tuple[float, str, str]]:
+    """``(-bound, tag, paths)`` groups opened up in place into ``(-bound, tag, path)``, a
+    group tagged ``"\uffff"`` in title order (sorted only when reached)."""
+    for neg, tag, paths in entries:
+        if tag and len(paths) > 1:
+            paths = sorted(paths, key=lambda path: (pages[path].title.casefold(), path))
+        for path in paths:
+            yield neg, tag, path
 
 
 class _Last:
