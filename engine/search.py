@@ -194,11 +194,10 @@ def _scored_top(
     # which then only rises: the fewest pages are scored.
     strong_bound, medium = bounds.strong, bounds.medium
     tiered = bounds.tiered_pages(strong)
-    # Grouped by bound, and by title within a group only once it is reached (as the ranking
-    # breaks ties, so the bar's own tie-break passes over the rest of a tie without a tight
-    # bound): most groups lie below the bar and are never sorted.
-    # ordered by the quick bound with the page's own link-prior in place of the most (one look
-    # at a count that is kept per page)
+    # Grouped by the quick bound with the page's own link-prior in place of the most (one look
+    # at a count kept per page), and by title within a group only once it is reached (as the
+    # ranking breaks ties, so the bar's own tie-break passes over the rest of a tie without a
+    # tight bound): most groups lie below the bar and are never sorted.
     quick = bounds.medium_pages(strong, tiered)
     prior_most = POINTS["link-prior"]
     by_bound: dict[float, list[str]] = {}
@@ -225,7 +224,8 @@ def _scored_top(
             if len(best) < limit or can_enter(path, -neg_tight):
                 score(path)
 
-    for neg, _title, path in _by_title(pages, by_bound):
+    groups = sorted(((-most, _BY_TITLE, paths) for most, paths in by_bound.items()), key=_bound_order)
+    for neg, _title, path in _expand(groups, pages):
         score_waiting(-neg)
         if len(best) == limit and not can_enter(path, -neg):
             if -neg < best[0][0]:
@@ -265,15 +265,18 @@ def _scored_top(
     in_all_meta: set[str] | None = None  # pages with every term (or a stand-in) in their meta tokens
     # per term: tag-term (or a stand-in's tag points) where a tag holds it or a stand-in,
     # heading-term where a heading holds it, path-term where the path does
-    channels = ((vault.tag_postings, POINTS["tag-term"]), (vault.heading_postings, POINTS["heading-term"]),
-                (vault.path_postings, PATH_LEAF))
     for tagged, stand_for, term_plan in zip(bounds.tagged, bounds.stand_fors, plan.terms):
         tagged = (tagged & found_in) - strong
         if not tagged:
             in_all_meta = tagged
             continue
-        for index, points in channels:
-            for path in bounds._holders(index, stand_for) if index is vault.tag_postings else index.get(term_plan.term, ()):
+        channels = (
+            (bounds._holders(vault.tag_postings, stand_for), POINTS["tag-term"]),
+            (vault.heading_postings.get(term_plan.term, ()), POINTS["heading-term"]),
+            (vault.path_postings.get(term_plan.term, ()), PATH_LEAF),
+        )
+        for holders, points in channels:
+            for path in holders:
                 if path in tagged:
                     bound[path] = bound.get(path, base) + points
         meta |= tagged
@@ -382,7 +385,7 @@ def _scored_top(
         else:
             found.append(path)
     rest: list[tuple[float, str, Any]] = [(-most, "", paths) for most, paths in buckets.items()]
-    rest.extend((-most, "\uffff", paths) for most, paths in titled.items())  # after the plain group
+    rest.extend((-most, _BY_TITLE, paths) for most, paths in titled.items())  # after the plain group
     rest.sort(key=_bound_order)
     other_bound = bounds.other
     for neg, _title, path in _expand(rest, pages):
@@ -662,6 +665,12 @@ class _Bounds:
         path = page.path
         total: float = POINTS["link-prior"] + (self.context if path in self.near else 0)
         total += (self.tiered(f) if tiered is None else tiered) + self._named(path, f)
+        return total + self._cover_phrase_prefix(path, f)
+
+    def _cover_phrase_prefix(self, path: str, f: PageFields) -> float:
+        """``medium``'s title-cover, phrase and prefix channels at most, from set look-ups
+        (``_phrased``, ``prefixed``) and the title's start."""
+        total = 0.0
         title_set = f.title_set
         phrase = self._phrase(f) if path in self._phrased else 0
         if title_set and title_set <= self.words:
@@ -673,9 +682,9 @@ class _Bounds:
         return total + phrase
 
     def medium_pages(self, paths: set[str], tiered: dict[str, float]) -> dict[str, float]:
-        """``medium`` of each page in ``paths``, with its ``tiered``, found channel by channel
-        and term by term: each term's name, tag, heading and path points go only to the pages
-        that hold it there (``named``), where ``medium`` asks every page about every term.
+        """``medium`` of each page in ``paths``, with its ``tiered``, the names part found term
+        by term: each term's name, tag, heading and path points go only to the pages that hold
+        it there (``named``), where ``medium`` asks every page about every term.
         The same values (every part is a multiple of 1/FIXED_STEP, so the order of the sums
         does not matter)."""
         fields = self.vault.fields
@@ -689,20 +698,9 @@ class _Bounds:
             term = tp.term
             for path in named.intersection(paths):
                 out[path] += _name_points(term, others, fields[path])
-        words, cover = self.words, POINTS["title-cover"]
+        rest = self._cover_phrase_prefix
         for path in out:
-            title_set = fields[path].title_set
-            if title_set and title_set <= words:
-                out[path] += cover
-        phrase = {path: self._phrase(fields[path]) for path in self._phrased.intersection(paths)}
-        if self.partial:
-            prefix_phrase = POINTS["prefix-phrase"]
-            for path in out.keys() if self.prefix_cut else self.prefixed.intersection(paths):
-                out[path] += POINTS["prefix-term"]
-                if phrase.get(path, 0) < prefix_phrase and _starts_typed(fields[path], self.typed):
-                    phrase[path] = prefix_phrase
-        for path, points in phrase.items():
-            out[path] += points
+            out[path] += rest(path, fields[path])
         return out
 
     def other(self, page: Page, f: PageFields, prefix: bool = True, floor: float = -math.inf) -> float:
@@ -800,25 +798,18 @@ def _starts_typed(f: PageFields, typed: tuple[str, ...]) -> bool:
     return _starts_with_typed(f.title_tokens, typed) or any(_starts_with_typed(a, typed) for a in f.alias_tokens)
 
 
-def _by_title(pages: dict[str, Page], by_bound: dict[float, list[str]]) -> Iterator[tuple[float, str, str]]:
-    """``(-bound, title, path)`` in that order, each group of equal bounds sorted when reached."""
-    for most in sorted(by_bound, reverse=True):
-        group = by_bound[most]
-        if len(group) > 1:
-            group = sorted(group, key=lambda path: (pages[path].title.casefold(), path))
-        for path in group:
-            yield -most, "", path
-
-
 def _bound_order(entry: tuple[float, str, Any]) -> tuple[float, str]:
     return entry[0], entry[1]
 
 
+_BY_TITLE = "\uffff"  # a group of ``_expand`` to go through in title order
+
+
 def _expand(entries: list[tuple[float, str, list[str]]], pages: dict[str, Page]) -> Iterator[tuple[float, str, str]]:
     """``(-bound, tag, paths)`` groups opened up in place into ``(-bound, tag, path)``, a
-    group tagged ``"\uffff"`` in title order (sorted only when reached)."""
+    group tagged ``_BY_TITLE`` in title order (sorted only when reached)."""
     for neg, tag, paths in entries:
-        if tag and len(paths) > 1:
+        if tag == _BY_TITLE and len(paths) > 1:
             paths = sorted(paths, key=lambda path: (pages[path].title.casefold(), path))
         for path in paths:
             yield neg, tag, path

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -442,12 +443,7 @@ class Vault:
         new_keys = (*_meta_tokens(new_fields), *_repeated(new_fields)) if new_fields is not None else _NO_KEYS
         indexes = (self.tag_postings, self.heading_postings, self.path_postings, self.body_twice, self.body_thrice)
         for index, before, after in zip(indexes, old_keys, new_keys):
-            if before == after:
-                continue
-            for token in before - after:
-                index.discard(token, path)
-            for token in after - before:
-                index.add(token, path)
+            _move_keys(index, path, before, after)
         for index, keys in (
             (self.by_stem, lambda p: {p.stem.casefold()}),
             (self.by_title, lambda p: {p.title.casefold()}),
@@ -457,12 +453,8 @@ class Vault:
         ):
             before = keys(old) if old is not None else set()
             after = keys(new) if new is not None else set()
-            if before == after:
+            if not _move_keys(index, path, before, after):
                 continue
-            for key in before - after:
-                index.discard(key, path)
-            for key in after - before:
-                index.add(key, path)
             if index is self.linkers and self._linker_counts:
                 for key in before ^ after:
                     for holder in self.by_stem.get(key, ()):
@@ -765,6 +757,18 @@ def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
     part["stems"] = stems
     part["lengths"] = lengths
     return part
+
+
+def _move_keys(index: PathIndex, path: str, before: AbstractSet[str], after: AbstractSet[str]) -> bool:
+    """File ``path`` under the keys of ``after`` instead of those of ``before``; False when
+    they are the same keys (nothing to do)."""
+    if before == after:
+        return False
+    for key in before - after:
+        index.discard(key, path)
+    for key in after - before:
+        index.add(key, path)
+    return True
 
 
 def _repeated(fields: PageFields) -> tuple[set[str], set[str]]:
