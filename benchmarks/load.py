@@ -5,7 +5,7 @@
     python benchmarks/load.py --pages 1000 --changes 500 --requests 60     # what the test runs
 
 Generates a vault (``../shared/bench/make_vault.py``, or ``benchmarks/run.py``'s own generator
-when ``../shared`` is absent), starts ``python -m lsp lsp`` on it, waits for the index and the
+when ``../shared`` is absent), starts ``python -m vaultlens.lsp lsp`` on it, waits for the index and the
 start-up diagnostics, opens a few pages, then writes as fast as the pipe takes them: ``--changes``
 incremental ``didChange`` notifications (words, links and line breaks inserted, ranges deleted)
 spread over the open pages, with ``--requests`` requests among them (completion inside ``[[``,
@@ -49,7 +49,7 @@ for entry in (str(REPO), str(REPO / "tests" / "reliability")):
 
 from protocol_support import REQUEST_CANCELLED, RawServer, engine_vault  # noqa: E402 - one JSON-RPC client
 
-from engine import retrieve  # noqa: E402
+from vaultlens.engine import retrieve  # noqa: E402
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 WORDS = ["garden", "graph", "search", "😀", "𝔸lpha", "note", "é", "index", "link", "[[", "]]", "#tag"]

@@ -210,9 +210,9 @@ def cli_search(command: list[str], root: Path, env: dict[str, str], query: str, 
 
 
 def vaultlens_command() -> list[str]:
-    """How to start this checkout's vaultlens: the venv's console script, else ``python -m lsp``."""
+    """How to start this checkout's vaultlens: the venv's console script, else ``python -m vaultlens.lsp``."""
     script = Path(sys.executable).with_name("vaultlens")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "lsp"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "vaultlens.lsp"]
 
 
 # --- the table --------------------------------------------------------------------------------

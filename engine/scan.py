@@ -291,8 +291,7 @@ def _worker_count(n_pages: int, workers: int | None) -> int:
     return max(1, workers)
 
 
-_ENGINE_HOME = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding engine/
-_WORKER_CODE = f"import sys; sys.path.insert(0, {_ENGINE_HOME!r}); from engine.scan import serve_worker; serve_worker()"
+_WORKER_CODE = f"from {__name__} import serve_worker; serve_worker()"  # the installed package's own name
 
 
 def serve_worker() -> None:  # pragma: no cover - runs in worker processes

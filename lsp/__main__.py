@@ -16,7 +16,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args[1:])
     if args[:1] == ["mcp"]:
         return _run_mcp(args[1:])
-    from engine.cli import main as engine_main
+    from vaultlens.engine.cli import main as engine_main
 
     return engine_main(args)
 

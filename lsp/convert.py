@@ -13,8 +13,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import from_fs_path, to_fs_path
 
-from engine.model import Span
-from engine.query import RANKS
+from vaultlens.engine.model import Span
+from vaultlens.engine.query import RANKS
 
 
 def uri_to_path(uri: str) -> str | None:

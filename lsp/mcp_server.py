@@ -32,15 +32,15 @@ from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 from typing_extensions import NotRequired, TypedDict
 
-from engine import __version__, retrieve
-from engine.cli import UsageError, resolve_vault
-from engine.query import RANKS, parse_query
-from engine.render import dumps, search_payload
-from engine.retrieve import RetrievalError
-from engine.scan import is_page_path, list_pages, load_page, load_vocabulary, open_vault, read_bytes
-from engine.search import search
-from engine.vault import Vault
-from engine.vocabulary import VOCABULARY_FILE
+from vaultlens.engine import __version__, retrieve
+from vaultlens.engine.cli import UsageError, resolve_vault
+from vaultlens.engine.query import RANKS, parse_query
+from vaultlens.engine.render import dumps, search_payload
+from vaultlens.engine.retrieve import RetrievalError
+from vaultlens.engine.scan import is_page_path, list_pages, load_page, load_vocabulary, open_vault, read_bytes
+from vaultlens.engine.search import search
+from vaultlens.engine.vault import Vault
+from vaultlens.engine.vocabulary import VOCABULARY_FILE
 
 log = logging.getLogger("vaultlens.mcp")
 T = TypeVar("T")
@@ -200,7 +200,7 @@ class LiveVault:
     def vector_arm(self, vault: Vault) -> Any:
         """The vector arm of ``rank="hybrid"`` (engine.embed), as the CLI's: opened on first use,
         re-embedding only changed pages when the vault changed; None without the embeddings extra."""
-        from engine import embed
+        from vaultlens.engine import embed
 
         if self._vectors is None:
             reason = embed.unavailable()
@@ -349,7 +349,7 @@ def search_result(
 
     ``vectors(vault)`` gives the vector arm for ``rank="hybrid"`` (None runs its lexical arms only).
     """
-    from engine.scan import file_mtime
+    from vaultlens.engine.scan import file_mtime
 
     root = vault.root or ""
     query = parse_query(
@@ -364,7 +364,7 @@ def search_result(
 
 def grep_result(vault: Vault, pattern: str, **kwargs: Any) -> dict[str, Any]:
     """As ``vaultlens grep --json``, frontmatter lines read as the CLI reads them."""
-    from engine.cli import _frontmatter_lines
+    from vaultlens.engine.cli import _frontmatter_lines
 
     if kwargs.pop("frontmatter"):
         kwargs["frontmatter"] = _frontmatter_lines(vault.root or "", vault.sorted_paths())
@@ -748,7 +748,7 @@ def _host_port(text: str) -> tuple[str, int]:
 
 def build_parser() -> argparse.ArgumentParser:
     """``vaultlens mcp``'s arguments."""
-    from engine.cli import _Parser
+    from vaultlens.engine.cli import _Parser
 
     parser = _Parser(
         prog="vaultlens mcp",

@@ -35,10 +35,10 @@ from pygls.protocol import (
     lsp_method,
 )
 
-from engine import __version__
-from engine.cli import find_vault
-from engine.scan import confined_path, single_malloc_arena
-from engine.vault import Vault
+from vaultlens.engine import __version__
+from vaultlens.engine.cli import find_vault
+from vaultlens.engine.scan import confined_path, single_malloc_arena
+from vaultlens.engine.vault import Vault
 
 from .documents import VaultWorkspace
 from .settings import Settings, load_vault_settings, merge

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from engine.scan import read_bytes
+from vaultlens.engine.scan import read_bytes
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -17,11 +17,11 @@ import uuid
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from engine.cache import CacheOptions
-from engine.page import parse_page
-from engine.scan import is_page_path, list_pages, load_page, load_vault, load_vocabulary
-from engine.vault import Vault
-from engine.vocabulary import VOCABULARY_FILE
+from vaultlens.engine.cache import CacheOptions
+from vaultlens.engine.page import parse_page
+from vaultlens.engine.scan import is_page_path, list_pages, load_page, load_vault, load_vocabulary
+from vaultlens.engine.vault import Vault
+from vaultlens.engine.vocabulary import VOCABULARY_FILE
 
 from .convert import uri_to_path
 from .features import diagnostics as diagnostics_push
@@ -267,7 +267,7 @@ def _buffer_text(ls: VaultServer, state: VaultState, rel: str) -> str | None:
 def _from_buffer(ls: VaultServer, state: VaultState, rel: str, uri: str) -> None:
     """Re-parse the open buffer's text as the page (the buffer wins while open)."""
     if rel == VOCABULARY_FILE:
-        from engine.vocabulary import parse_vocabulary
+        from vaultlens.engine.vocabulary import parse_vocabulary
 
         state.vault.set_vocabulary(parse_vocabulary(ls.workspace.get_text_document(uri).source))
         return

@@ -1,4 +1,4 @@
-"""Shared set-up for every test layer: the repository root on ``sys.path``, hypothesis profiles.
+"""Shared set-up for every test layer: the test helpers on ``sys.path``, hypothesis profiles.
 
 The engine test helpers live in ``tests/engine/vaultkit.py``; this file puts that folder on
 ``sys.path`` so ``tests/property`` can import them too (the test folders are not packages).
@@ -13,12 +13,14 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ENGINE_TESTS = Path(__file__).resolve().parent / "engine"
 
-# The repo root first: without it ``import engine`` could find the namespace folder tests/engine
-# (the package is installed editable, through a finder that comes after sys.path).
-for entry in (str(ENGINE_TESTS), str(REPO_ROOT)):
-    if entry in sys.path:
+# The project itself is imported as installed (``vaultlens.engine``, ``vaultlens.lsp``: ``make
+# test`` installs it editable); the repository root is kept off sys.path so that its folders'
+# bare names (``engine``, ``lsp``) are not importable by accident.
+for entry in ("", str(REPO_ROOT)):
+    while entry in sys.path:
         sys.path.remove(entry)
-    sys.path.insert(0, entry)
+if str(ENGINE_TESTS) not in sys.path:
+    sys.path.insert(0, str(ENGINE_TESTS))
 
 # The persistent index (engine/cache.py) of every vault a test opens, in-process or in a server
 # or CLI subprocess (they inherit the environment), goes to one temporary folder per session:

@@ -14,8 +14,8 @@ import os
 
 from lsprotocol import types
 
-from engine.fixes import quick_fixes
-from engine.model import Span
+from vaultlens.engine.fixes import quick_fixes
+from vaultlens.engine.model import Span
 
 from ..server import VaultServer
 from .changes import can_create_files, document_text, follow_disk, state_and_page, to_workspace_edit, wait_indexed

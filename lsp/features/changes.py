@@ -16,9 +16,9 @@ from pygls.capabilities import get_capability
 from pygls.exceptions import JsonRpcException
 from pygls.workspace import TextDocument
 
-from engine.edits import Change
-from engine.navigate import Location
-from engine.scan import read_bytes
+from vaultlens.engine.edits import Change
+from vaultlens.engine.navigate import Location
+from vaultlens.engine.scan import read_bytes
 
 from ..convert import path_to_uri, to_lsp_range, uri_to_path
 from ..server import VaultServer, VaultState

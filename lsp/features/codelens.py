@@ -12,7 +12,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from engine.navigate import backlink_lens
+from vaultlens.engine.navigate import backlink_lens
 
 from ..server import VaultServer
 from .changes import open_documents, state_and_page, to_location, wait_indexed

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from engine.complete import block_choices, heading_choices, link_context, page_choices
-from engine.render import breakdown_table
-from engine.tags import tag_completion
-from engine.vault import Vault
+from vaultlens.engine.complete import block_choices, heading_choices, link_context, page_choices
+from vaultlens.engine.render import breakdown_table
+from vaultlens.engine.tags import tag_completion
+from vaultlens.engine.vault import Vault
 
 from ..server import VaultServer
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from engine.navigate import definition as find_definition
+from vaultlens.engine.navigate import definition as find_definition
 
 from ..convert import to_lsp_range
 from ..server import VaultServer

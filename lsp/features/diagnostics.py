@@ -20,8 +20,8 @@ import time
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from engine.diagnose import Finding, Rules, diagnose, pages_affected
-from engine.model import Page
+from vaultlens.engine.diagnose import Finding, Rules, diagnose, pages_affected
+from vaultlens.engine.model import Page
 
 from ..convert import to_lsp_range
 from ..server import VaultServer, VaultState

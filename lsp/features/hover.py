@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from engine.query import parse_query
-from engine.render import page_hover, tag_hover, unresolved_hover
-from engine.search import rank
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.render import page_hover, tag_hover, unresolved_hover
+from vaultlens.engine.search import rank
 
 from ..convert import to_lsp_range
 from ..server import VaultServer

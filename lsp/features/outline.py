@@ -6,7 +6,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from engine.navigate import Section, folds, outline
+from vaultlens.engine.navigate import Section, folds, outline
 
 from ..convert import to_lsp_range
 from ..server import VaultServer

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from engine.navigate import references as find_references
+from vaultlens.engine.navigate import references as find_references
 
 from ..server import VaultServer
 from .changes import open_documents, state_and_page, texts_for, to_location, wait_indexed

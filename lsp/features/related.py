@@ -11,8 +11,8 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from engine.related import reasons, related
-from engine.render import hit_to_json, vault_name
+from vaultlens.engine.related import reasons, related
+from vaultlens.engine.render import hit_to_json, vault_name
 
 from ..server import VaultServer
 from .search import vault_for_request

@@ -15,7 +15,7 @@ import os
 
 from lsprotocol import types
 
-from engine.edits import EditError, RenameSubject, move_pages, rename, rename_subject
+from vaultlens.engine.edits import EditError, RenameSubject, move_pages, rename, rename_subject
 
 from ..convert import to_lsp_range, uri_to_path
 from ..server import VaultServer, VaultState

@@ -10,7 +10,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from engine import retrieve
+from vaultlens.engine import retrieve
 
 from ..convert import path_to_uri, retrieval_params
 from ..server import VaultServer, VaultState
@@ -19,7 +19,7 @@ from .search import vault_for_request
 
 def _full_text(ls: VaultServer, state: VaultState, path: str) -> str | None:
     """The page's whole text: the open buffer when there is one, else the file on disk."""
-    from engine.scan import read_bytes
+    from vaultlens.engine.scan import read_bytes
 
     uri = path_to_uri(state.abs(path))
     if path in state.open_docs:

@@ -7,10 +7,10 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from engine.query import parse_query
-from engine.render import search_payload
-from engine.scan import file_mtime
-from engine.search import search
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.render import search_payload
+from vaultlens.engine.scan import file_mtime
+from vaultlens.engine.search import search
 
 from ..convert import search_args_from_params
 from ..server import VaultServer, VaultState

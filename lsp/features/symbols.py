@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from engine.query import parse_query
-from engine.search import matching_headings, rank
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.search import matching_headings, rank
 
 from ..convert import ZERO_RANGE, path_to_uri, to_lsp_range
 from ..server import VaultServer

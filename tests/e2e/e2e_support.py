@@ -1,6 +1,6 @@
 """Helpers for the end-to-end tests: start a session, wait for the index, talk to the server.
 
-The tests drive the real server (``python -m lsp lsp``) over stdio with pytest-lsp's client.
+The tests drive the real server (``python -m vaultlens.lsp lsp``) over stdio with pytest-lsp's client.
 Expected values come either from a person (hand-written) or from the engine called in-process
 on the same copied vault: the latter checks that the server's wiring keeps the engine's answer.
 """
@@ -21,9 +21,9 @@ from pygls.uris import to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import make_test_lsp_client
 
-from engine.page import parse_page
-from engine.scan import open_vault
-from engine.vault import Vault
+from vaultlens.engine.page import parse_page
+from vaultlens.engine.scan import open_vault
+from vaultlens.engine.vault import Vault
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_VAULT = REPO / "examples" / "vault"
@@ -35,7 +35,7 @@ SERVER_ENV = {
     **os.environ,
     "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
 }
-SERVER_COMMAND = [sys.executable, "-m", "lsp", "lsp"]
+SERVER_COMMAND = [sys.executable, "-m", "vaultlens.lsp", "lsp"]
 
 MARKDOWN = [types.MarkupKind.Markdown, types.MarkupKind.PlainText]
 
@@ -190,7 +190,7 @@ async def cli_search(root: Path, query: str, *flags: str) -> dict[str, Any]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "lsp",
+        "vaultlens.lsp",
         "search",
         query,
         "--vault",

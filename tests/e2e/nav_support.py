@@ -19,9 +19,9 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient
 
-from engine.scan import open_vault
-from engine.text import index_of_utf16
-from engine.vault import Vault
+from vaultlens.engine.scan import open_vault
+from vaultlens.engine.text import index_of_utf16
+from vaultlens.engine.vault import Vault
 
 # The e2e client plus what navigation and editing need, as VS Code declares it.
 NAV_CAPABILITIES = types.ClientCapabilities(

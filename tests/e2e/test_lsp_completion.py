@@ -17,9 +17,9 @@ from e2e_support import (
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from engine.complete import page_choices
-from engine.page import parse_page
-from engine.render import breakdown_table
+from vaultlens.engine.complete import page_choices
+from vaultlens.engine.page import parse_page
+from vaultlens.engine.render import breakdown_table
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # one session for the module (conftest)
 

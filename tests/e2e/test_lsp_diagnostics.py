@@ -22,7 +22,7 @@ from nav_support import (
 )
 from pytest_lsp import LanguageClient
 
-from engine.scan import open_vault
+from vaultlens.engine.scan import open_vault
 
 ERROR, WARNING, INFO, HINT = (
     types.DiagnosticSeverity.Error,

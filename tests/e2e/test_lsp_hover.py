@@ -9,10 +9,10 @@ from e2e_support import engine_vault, hover, hover_text, position
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from engine.query import parse_query
-from engine.related import related
-from engine.render import page_hover, unresolved_hover
-from engine.search import search
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.related import related
+from vaultlens.engine.render import page_hover, unresolved_hover
+from vaultlens.engine.search import search
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # one session for the module (conftest)
 

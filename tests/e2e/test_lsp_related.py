@@ -12,8 +12,8 @@ from e2e_support import REPO, SERVER_ENV, engine_vault, to_plain
 from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
 
-from engine.related import reasons, related
-from engine.render import hit_to_json
+from vaultlens.engine.related import reasons, related
+from vaultlens.engine.render import hit_to_json
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # one session for the module (conftest)
 
@@ -42,7 +42,7 @@ async def test_related_equals_the_cli_json(shared_client: LanguageClient, shared
     """``vaultlens related PAGE --json`` prints the same object for the same page."""
     for rel, limit in (("ai/rag/graph-rag.md", 5), ("garden/Composting.md", 3), ("Home.md", 10)):
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "lsp", "related", rel, "--vault", str(shared_vault), "--limit", str(limit), "--json",
+            sys.executable, "-m", "vaultlens.lsp", "related", rel, "--vault", str(shared_vault), "--limit", str(limit), "--json",
             cwd=str(REPO), env=SERVER_ENV, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         out, err = await proc.communicate()

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 async def cli(root: Path, *args: str) -> dict:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "lsp", *args, "--vault", str(root), "--json",
+        sys.executable, "-m", "vaultlens.lsp", *args, "--vault", str(root), "--json",
         cwd=str(REPO), env=SERVER_ENV, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     out, err = await proc.communicate()

@@ -17,7 +17,7 @@ from e2e_support import (
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from engine.scan import list_pages
+from vaultlens.engine.scan import list_pages
 
 
 async def test_initialize_watchers_and_progress(bare_client: LanguageClient, vault: Path):

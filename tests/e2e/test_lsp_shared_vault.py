@@ -24,8 +24,8 @@ from e2e_support import (
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from engine.complete import page_choices
-from engine.page import parse_page
+from vaultlens.engine.complete import page_choices
+from vaultlens.engine.page import parse_page
 
 SOURCE = SHARED / "vaults" / "obsidian-tasks"
 DEV_SET = SHARED / "eval" / "obsidian-tasks-dev.jsonl"

@@ -9,8 +9,8 @@ from e2e_support import engine_vault, page_symbols, rel_of, symbols
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from engine.query import parse_query
-from engine.search import search
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.search import search
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # one session for the module (conftest)
 

@@ -1,4 +1,4 @@
-"""``vaultlens mcp`` end to end: the MCP SDK's own client over stdio against ``python -m lsp mcp``.
+"""``vaultlens mcp`` end to end: the MCP SDK's own client over stdio against ``python -m vaultlens.lsp mcp``.
 
 Each tool's structured result must equal what the matching CLI command prints with ``--json``
 (both parsed), and its text must be those very bytes. Engine errors come back as tool errors
@@ -33,7 +33,7 @@ from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from engine.query import RANKS, parse_query
+from vaultlens.engine.query import RANKS, parse_query
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -43,7 +43,7 @@ TOOLS = {"search", "read", "related", "links", "grep", "glob"}
 
 @asynccontextmanager
 async def mcp_session(root: Path, *flags: str, mode: str = "auto") -> AsyncIterator[Client]:
-    """A client session with a fresh ``python -m lsp mcp --vault ROOT`` (opened and closed in one task,
+    """A client session with a fresh ``python -m vaultlens.lsp mcp --vault ROOT`` (opened and closed in one task,
     as the SDK's anyio scopes require, so this is a context manager rather than a fixture).
 
     ``mode="legacy"`` speaks the initialize handshake of the clients deployed today (2025-11-25);
@@ -51,7 +51,7 @@ async def mcp_session(root: Path, *flags: str, mode: str = "auto") -> AsyncItera
     """
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "lsp", "mcp", "--vault", str(root), *flags],
+        args=["-m", "vaultlens.lsp", "mcp", "--vault", str(root), *flags],
         cwd=str(REPO),
         env={"PYTHONPATH": SERVER_ENV["PYTHONPATH"]},
     )
@@ -84,11 +84,11 @@ async def client(shared_vault: Path) -> AsyncIterator[Client]:
 
 
 async def cli(root: Path, *args: str) -> tuple[int, str, str]:
-    """``python -m lsp ARGS --vault ROOT``: exit status, stdout, stderr."""
+    """``python -m vaultlens.lsp ARGS --vault ROOT``: exit status, stdout, stderr."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "lsp",
+        "vaultlens.lsp",
         *args,
         "--vault",
         str(root),
@@ -320,7 +320,7 @@ async def python(*argv: str, env: dict[str, str] = SERVER_ENV) -> tuple[int, str
 
 async def test_search_does_not_import_the_sdk_and_a_missing_sdk_is_one_line(tmp_path: Path):
     probe = (
-        "import sys; from lsp.__main__ import main; status = main(['glob', '*.md', '--vault', sys.argv[1]]);"
+        "import sys; from vaultlens.lsp.__main__ import main; status = main(['glob', '*.md', '--vault', sys.argv[1]]);"
         "assert status == 0; assert 'mcp' not in sys.modules, 'vaultlens glob imported the SDK'"
     )
     status, err = await python("-c", probe, str(EXAMPLE_VAULT))
@@ -330,6 +330,6 @@ async def test_search_does_not_import_the_sdk_and_a_missing_sdk_is_one_line(tmp_
     (fake / "mcp").mkdir(parents=True)
     (fake / "mcp" / "__init__.py").write_text("", encoding="utf-8")
     env = {**SERVER_ENV, "PYTHONPATH": os.pathsep.join([str(fake), SERVER_ENV["PYTHONPATH"]])}
-    status, err = await python("-m", "lsp", "mcp", "--vault", str(EXAMPLE_VAULT), env=env)
+    status, err = await python("-m", "vaultlens.lsp", "mcp", "--vault", str(EXAMPLE_VAULT), env=env)
     assert status == 2
     assert err.count("\n") == 1 and "pip install 'vaultlens[mcp]'" in err, err

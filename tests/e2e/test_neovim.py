@@ -1,7 +1,7 @@
 """The Neovim plugin (editors/nvim) in a real headless Neovim against the real server.
 
 Runs tests/nvim/test_nvim.lua in ``nvim --headless -u NONE`` with the plugin on the runtime path,
-on a private copy of examples/vault, with the server started as ``python -m lsp lsp`` from this
+on a private copy of examples/vault, with the server started as ``python -m vaultlens.lsp lsp`` from this
 checkout. The Lua script checks completion, search, hover and related pages and exits non-zero on
 any failure. Skips when ``nvim`` (or the one named by $VAULTLENS_NVIM) is not installed.
 """

@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 from vaultkit import vault_state, write_vault
 
-from engine import scan
-from engine.cache import CACHE_DIRNAME, CACHE_FILE, CacheOptions, cache_paths, open_cache
-from engine.compact import CompactPage, Unpacked, decode_fields, decode_page, encode_fields, encode_page
-from engine.fields import page_fields
-from engine.model import Page
-from engine.scan import list_pages, load_pages, load_vault, open_vault
-from engine.vault import PathIndex
+from vaultlens.engine import scan
+from vaultlens.engine.cache import CACHE_DIRNAME, CACHE_FILE, CacheOptions, cache_paths, open_cache
+from vaultlens.engine.compact import CompactPage, Unpacked, decode_fields, decode_page, encode_fields, encode_page
+from vaultlens.engine.fields import page_fields
+from vaultlens.engine.model import Page
+from vaultlens.engine.scan import list_pages, load_pages, load_vault, open_vault
+from vaultlens.engine.vault import PathIndex
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "vault"
@@ -157,7 +157,7 @@ def test_a_damaged_index_is_ignored_and_rebuilt(vault, options, damage):
 
 def test_an_index_of_another_schema_is_ignored(vault, options, monkeypatch):
     load(vault, options)
-    monkeypatch.setattr("engine.cache.schema_version", lambda: "another version")
+    monkeypatch.setattr("vaultlens.engine.cache.schema_version", lambda: "another version")
     assert open_cache(cache_paths(str(vault), options)) is None
     assert load(vault, options).parsed == len(fresh(vault))
 
@@ -200,7 +200,7 @@ def test_disabled_means_nothing_is_written(vault, tmp_path, monkeypatch):
 def test_the_cli_no_cache_flag(vault, tmp_path):
     env = {**os.environ, "VAULTLENS_CACHE_DIR": str(tmp_path / "index"), "PYTHONPATH": str(REPO)}
     run = lambda *extra: subprocess.run(  # noqa: E731
-        [sys.executable, "-m", "lsp", "search", "compost", "--vault", str(vault), "--json", *extra],
+        [sys.executable, "-m", "vaultlens.lsp", "search", "compost", "--vault", str(vault), "--json", *extra],
         capture_output=True, text=True, env=env, check=True,
     ).stdout
     plain = run("--no-cache")

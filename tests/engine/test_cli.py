@@ -1,6 +1,6 @@
 """`vaultlens search` and `vaultlens jsonl` as a user runs them: a real process on a real folder.
 
-Each test starts ``python -m lsp …`` (the console script's module) from the repository root.
+Each test starts ``python -m vaultlens.lsp …`` (the console script's module) from the repository root.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from vaultkit import write_vault
 
-from engine.cli import find_vault
+from vaultlens.engine.cli import find_vault
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ def run(*args: str, stdin: str | None = None, env: dict[str, str] | None = None,
     full_env.pop("PYTHONHASHSEED", None)
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "lsp", *args],
+        [sys.executable, "-m", "vaultlens.lsp", *args],
         cwd=cwd,
         input=stdin.encode("utf-8") if stdin is not None else None,
         capture_output=True,

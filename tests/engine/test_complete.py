@@ -1,12 +1,12 @@
-"""engine.complete: what a cursor in ``[[…`` asks for, and what accepting a choice inserts."""
+"""vaultlens.engine.complete: what a cursor in ``[[…`` asks for, and what accepting a choice inserts."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.complete import link_context, page_choices
-from engine.page import parse_page
-from engine.vault import Vault
+from vaultlens.engine.complete import link_context, page_choices
+from vaultlens.engine.page import parse_page
+from vaultlens.engine.vault import Vault
 
 
 def vault_of(files: dict[str, str]) -> Vault:

@@ -1,13 +1,13 @@
-"""engine.diagnose and engine.fixes: findings with stable codes, who to re-check, quick fixes."""
+"""vaultlens.engine.diagnose and engine.fixes: findings with stable codes, who to re-check, quick fixes."""
 
 from __future__ import annotations
 
 from vaultkit import build_vault
 
-from engine.diagnose import Rules, diagnose, pages_affected
-from engine.fixes import quick_fixes
-from engine.model import Span
-from engine.page import parse_page
+from vaultlens.engine.diagnose import Rules, diagnose, pages_affected
+from vaultlens.engine.fixes import quick_fixes
+from vaultlens.engine.model import Span
+from vaultlens.engine.page import parse_page
 
 FILES = {
     "a/Index.md": "# Index\n",

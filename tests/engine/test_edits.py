@@ -1,4 +1,4 @@
-"""engine.edits: renames and moves keep every link, in its own style; nothing else changes.
+"""vaultlens.engine.edits: renames and moves keep every link, in its own style; nothing else changes.
 
 Each case builds a vault from files, plans a change, applies it to the files (a tiny editor),
 re-parses, and checks that every link that resolved before resolves to the same (moved) page.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from vaultkit import build_vault
 
-from engine.edits import (
+from vaultlens.engine.edits import (
     Change,
     EditError,
     create_page,
@@ -21,8 +21,8 @@ from engine.edits import (
     rename_subject,
     yaml_scalar,
 )
-from engine.text import index_of_utf16
-from engine.vault import Vault
+from vaultlens.engine.text import index_of_utf16
+from vaultlens.engine.vault import Vault
 
 
 def apply(files: dict[str, str], change: Change) -> dict[str, str]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from vaultkit import build_vault
 
-import engine.embed
-from engine.hybrid import hit_via
-from engine.query import parse_query
-from engine.search import search
+import vaultlens.engine.embed
+from vaultlens.engine.hybrid import hit_via
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.search import search
 
 np = pytest.importorskip("numpy")
 
@@ -42,7 +42,7 @@ def letters(texts: list[str]):
 
 def test_vector_arm_joins_the_fusion_and_says_so(tmp_path):
     vault = build_vault(FILES)
-    index = engine.embed.VectorIndex("vault", encode=letters, directory=str(tmp_path))
+    index = vaultlens.engine.embed.VectorIndex("vault", encode=letters, directory=str(tmp_path))
     assert index.update(vault) > 0
     hits = hybrid(vault, "compost", index)
     vias = {m.via for h in hits for m in h.matched}
@@ -53,9 +53,9 @@ def test_vector_arm_joins_the_fusion_and_says_so(tmp_path):
 
 def test_vector_cache_is_reused_and_only_changed_pages_are_embedded(tmp_path):
     vault = build_vault(FILES)
-    first = engine.embed.VectorIndex("vault", encode=letters, directory=str(tmp_path))
+    first = vaultlens.engine.embed.VectorIndex("vault", encode=letters, directory=str(tmp_path))
     embedded = first.update(vault)
-    again = engine.embed.VectorIndex("vault", encode=letters, directory=str(tmp_path))
+    again = vaultlens.engine.embed.VectorIndex("vault", encode=letters, directory=str(tmp_path))
     assert again.update(vault) == 0
     changed = build_vault({**FILES, "Worms.md": "Worms, rewritten.\n"})
     assert 0 < again.update(changed) < embedded
@@ -64,7 +64,7 @@ def test_vector_cache_is_reused_and_only_changed_pages_are_embedded(tmp_path):
 
 def test_vector_arm_keeps_to_the_filters(tmp_path):
     vault = build_vault(FILES)
-    index = engine.embed.VectorIndex("vault", encode=letters, directory=str(tmp_path))
+    index = vaultlens.engine.embed.VectorIndex("vault", encode=letters, directory=str(tmp_path))
     index.update(vault)
     found = index.rank(vault, parse_query("compost soil", folder="garden"), 10)
     assert found and all(p.startswith("garden/") for p in found)
@@ -74,12 +74,12 @@ def test_vector_arm_keeps_to_the_filters(tmp_path):
 
 def test_page_texts_are_the_page_and_each_section():
     page = build_vault({"p.md": "---\ntitle: Pods\n---\nintro\n## Export\nsends notes\n## Import\nreads\n"}).pages["p.md"]
-    assert engine.embed.page_texts(page) == ["Pods\nintro", "Pods: Export\nsends notes", "Pods: Import\nreads"]
+    assert vaultlens.engine.embed.page_texts(page) == ["Pods\nintro", "Pods: Export\nsends notes", "Pods: Import\nreads"]
 
 
-@pytest.mark.skipif(engine.embed.unavailable() is not None, reason="the embeddings extra is not installed")
+@pytest.mark.skipif(vaultlens.engine.embed.unavailable() is not None, reason="the embeddings extra is not installed")
 def test_the_packaged_model_embeds_offline(tmp_path):
     vault = build_vault(FILES)
-    index = engine.embed.VectorIndex("vault", directory=str(tmp_path))
+    index = vaultlens.engine.embed.VectorIndex("vault", directory=str(tmp_path))
     assert index.update(vault) > 0
     assert index.rank(vault, parse_query("earthworms"), 1) == ["Worms.md"]

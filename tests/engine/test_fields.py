@@ -9,9 +9,9 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.compact import decode_fields, encode_fields
-from engine.fields import BodyCounts, page_fields
-from engine.page import parse_page
+from vaultlens.engine.compact import decode_fields, encode_fields
+from vaultlens.engine.fields import BodyCounts, page_fields
+from vaultlens.engine.page import parse_page
 
 tokens = st.lists(st.sampled_from(["a", "b", "río", "zz", "the", "0", "ünïcode", "é"]), max_size=40)
 

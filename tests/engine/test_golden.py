@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.query import parse_query
-from engine.scan import open_vault
-from engine.search import search
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.scan import open_vault
+from vaultlens.engine.search import search
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = [

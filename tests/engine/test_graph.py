@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from vaultkit import brute_backlinks, build_vault, vault_state
 
-from engine.page import parse_page
-from engine.vault import Vault
+from vaultlens.engine.page import parse_page
+from vaultlens.engine.vault import Vault
 
 FILES = {
     "Hub.md": (

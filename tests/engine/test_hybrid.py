@@ -16,13 +16,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from vaultkit import build_vault, components, hits_for, payload_text, write_vault
 
-import engine.embed
-from engine import cli
-from engine.bm25 import bm25f_rank
-from engine.hybrid import Arm, fuse, rrf_points
-from engine.query import parse_query
-from engine.search import search
-from engine.weights import RRF_K
+import vaultlens.engine.embed
+from vaultlens.engine import cli
+from vaultlens.engine.bm25 import bm25f_rank
+from vaultlens.engine.hybrid import Arm, fuse, rrf_points
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.search import search
+from vaultlens.engine.weights import RRF_K
 
 FILES = {
     "Compost.md": "---\ntags: [garden]\n---\n# Compost\nCompost feeds the soil. Compost tea is a liquid.\n",
@@ -121,7 +121,7 @@ def test_rank_is_validated():
 
 def test_cli_hybrid_without_the_extra_says_so_once_and_answers(tmp_path, monkeypatch, capsys):
     root = write_vault(tmp_path / "v", FILES)
-    monkeypatch.setattr(engine.embed, "unavailable", lambda: "no embeddings here")
+    monkeypatch.setattr(vaultlens.engine.embed, "unavailable", lambda: "no embeddings here")
     requests = "\n".join(json.dumps({"query": q, "rank": "hybrid"}) for q in ("compost", "soil", "tea")) + "\n"
     monkeypatch.setattr("sys.stdin", io.StringIO(requests))
     assert cli.main(["jsonl", "--vault", str(root)]) == 0
@@ -133,7 +133,7 @@ def test_cli_hybrid_without_the_extra_says_so_once_and_answers(tmp_path, monkeyp
 
 def test_cli_search_rank_flag(tmp_path, monkeypatch, capsys):
     root = write_vault(tmp_path / "v", FILES)
-    monkeypatch.setattr(engine.embed, "unavailable", lambda: "no embeddings here")
+    monkeypatch.setattr(vaultlens.engine.embed, "unavailable", lambda: "no embeddings here")
     assert cli.main(["search", "compost", "--vault", str(root), "--rank", "hybrid", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["hits"][0]["matched"][0]["channel"] == "rrf"

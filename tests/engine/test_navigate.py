@@ -1,14 +1,14 @@
-"""engine.navigate, engine.tags and engine.locate: cursor targets, definition, references,
+"""vaultlens.engine.navigate, engine.tags and engine.locate: cursor targets, definition, references,
 outlines, folds, tag completion and frontmatter spans."""
 
 from __future__ import annotations
 
 from vaultkit import build_vault
 
-from engine.locate import anchor_span, frontmatter_aliases, frontmatter_tags, frontmatter_value, text_at
-from engine.model import Span
-from engine.navigate import definition, find_heading, folds, outline, references, target_at
-from engine.tags import tag_completion
+from vaultlens.engine.locate import anchor_span, frontmatter_aliases, frontmatter_tags, frontmatter_value, text_at
+from vaultlens.engine.model import Span
+from vaultlens.engine.navigate import definition, find_heading, folds, outline, references, target_at
+from vaultlens.engine.tags import tag_completion
 
 FILES = {
     "Home.md": (

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from engine.model import Span
-from engine.page import LARGE_PAGE_BYTES, parse_page
+from vaultlens.engine.model import Span
+from vaultlens.engine.page import LARGE_PAGE_BYTES, parse_page
 
 
 def parse(text: str | bytes, path: str = "notes/page.md", **options):

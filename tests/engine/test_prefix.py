@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from engine.page import parse_page
-from engine.query import parse_query
-from engine.search import search
-from engine.vault import Vault
-from engine.weights import POINTS, PREFIX_ALIAS
+from vaultlens.engine.page import parse_page
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.search import search
+from vaultlens.engine.vault import Vault
+from vaultlens.engine.weights import POINTS, PREFIX_ALIAS
 
 
 def vault_of(files: dict[str, str]) -> Vault:

@@ -22,9 +22,9 @@ from vaultkit import (
     payload_text,
 )
 
-from engine.query import parse_query
-from engine.scoring import exact_points
-from engine.weights import (
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.scoring import exact_points
+from vaultlens.engine.weights import (
     BODY_CAP,
     EXACT_BASE,
     FIXED_STEP,

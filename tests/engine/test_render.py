@@ -7,9 +7,9 @@ import json
 import pytest
 from vaultkit import build_vault, hits_for
 
-from engine.model import Hit, Match
-from engine.query import parse_query
-from engine.render import dumps, hit_line, hit_to_json, link_target, search_payload, wikilink
+from vaultlens.engine.model import Hit, Match
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.render import dumps, hit_line, hit_to_json, link_target, search_payload, wikilink
 
 FILES = {
     "Compost.md": "",

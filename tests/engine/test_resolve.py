@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from vaultkit import build_vault, write_vault
 
-from engine.scan import detect_label_first, list_pages, load_pages, open_vault
-from engine.vault import Vault
+from vaultlens.engine.scan import detect_label_first, list_pages, load_pages, open_vault
+from vaultlens.engine.vault import Vault
 
 VAULT = {
     "Top.md": "top",

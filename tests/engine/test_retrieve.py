@@ -1,4 +1,4 @@
-"""engine.retrieve: grep, glob, read levels, links and related as result objects."""
+"""vaultlens.engine.retrieve: grep, glob, read levels, links and related as result objects."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 import pytest
 from vaultkit import build_vault
 
-from engine.retrieve import RetrievalError, find_page, glob, grep, links, read, related_payload
+from vaultlens.engine.retrieve import RetrievalError, find_page, glob, grep, links, read, related_payload
 
 FILES = {
     "wiki/ai/Graph RAG.md": "---\ntitle: Graph RAG\naliases: [GraphRAG]\nsummary: Graphs for retrieval.\n---\n"

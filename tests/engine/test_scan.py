@@ -7,8 +7,8 @@ import os
 import pytest
 from vaultkit import write_vault
 
-from engine import scan
-from engine.scan import is_page_path, list_pages, load_vocabulary, open_vault
+from vaultlens.engine import scan
+from vaultlens.engine.scan import is_page_path, list_pages, load_vocabulary, open_vault
 
 
 @pytest.mark.parametrize(

@@ -19,11 +19,11 @@ from vaultkit import (
     payload_text,
 )
 
-import engine.search
-from engine.query import normalize_folder, parse_query
-from engine.snippet import SNIPPET_CHARS
-from engine.vocabulary import parse_vocabulary
-from engine.weights import BODY_CAP, CHANNELS, EXACT_BASE, GRAPH_HOP2, POINTS, SYNONYM_MINOR
+import vaultlens.engine.search
+from vaultlens.engine.query import normalize_folder, parse_query
+from vaultlens.engine.snippet import SNIPPET_CHARS
+from vaultlens.engine.vocabulary import parse_vocabulary
+from vaultlens.engine.weights import BODY_CAP, CHANNELS, EXACT_BASE, GRAPH_HOP2, POINTS, SYNONYM_MINOR
 
 VOCABULARY = "---\ngroups:\n  - canonical: automobile\n    variants: [car, auto]\n---\n"
 
@@ -533,7 +533,7 @@ def test_without_graph_the_walk_never_runs(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("the graph walk ran without --graph")
 
-    monkeypatch.setattr(engine.search, "walk_typed_edges", boom)
+    monkeypatch.setattr(vaultlens.engine.search, "walk_typed_edges", boom)
     assert payload_text(vault, "kiwi") == before
     with pytest.raises(AssertionError):
         payload_text(vault, "kiwi", graph=True)

@@ -7,11 +7,11 @@ import datetime as dt
 import pytest
 from vaultkit import build_vault
 
-from engine.hints import hints, match_label
-from engine.query import parse_query, split_operators
-from engine.render import search_payload
-from engine.search import search
-from engine.timeparse import TimeError, parse_bound, parse_time
+from vaultlens.engine.hints import hints, match_label
+from vaultlens.engine.query import parse_query, split_operators
+from vaultlens.engine.render import search_payload
+from vaultlens.engine.search import search
+from vaultlens.engine.timeparse import TimeError, parse_bound, parse_time
 
 UTC = dt.timezone.utc
 NOW = dt.datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from vaultkit import check_ranking_contract
 
-from engine.query import parse_query
-from engine.render import search_payload
-from engine.scan import open_vault
-from engine.search import search
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.render import search_payload
+from vaultlens.engine.scan import open_vault
+from vaultlens.engine.search import search
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED = REPO_ROOT.parent / "shared"

@@ -9,14 +9,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.model import Hit
-from engine.page import parse_page
-from engine.query import parse_query
-from engine.render import dumps, search_payload
-from engine.search import search
-from engine.vault import Vault
-from engine.vocabulary import VOCABULARY_FILE, parse_vocabulary
-from engine.weights import CHANNEL_RANK, POINTS
+from vaultlens.engine.model import Hit
+from vaultlens.engine.page import parse_page
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.render import dumps, search_payload
+from vaultlens.engine.search import search
+from vaultlens.engine.vault import Vault
+from vaultlens.engine.vocabulary import VOCABULARY_FILE, parse_vocabulary
+from vaultlens.engine.weights import CHANNEL_RANK, POINTS
 
 Files = Mapping[str, "str | bytes"]
 

@@ -114,7 +114,7 @@ local function main()
 
   local vl = require("vaultlens")
   vl.setup({
-    cmd = { python, "-m", "lsp", "lsp" },
+    cmd = { python, "-m", "vaultlens.lsp", "lsp" },
     -- Passed as initializationOptions and through workspace/configuration: completion shows 4 pages.
     settings = { completion = { limit = 4 } },
   })
@@ -156,7 +156,7 @@ local function main()
   check(math.abs(sum - hit.score) < 1e-9, "a hit's breakdown adds up to its score", show(hit))
 
   -- The same bytes as the command line gives for the same vault and query.
-  local out = vim.fn.system({ python, "-m", "lsp", "search", "graph rag", "--vault", vault, "--json", "--limit", "5" })
+  local out = vim.fn.system({ python, "-m", "vaultlens.lsp", "search", "graph rag", "--vault", vault, "--json", "--limit", "5" })
   check(vim.v.shell_error == 0, "vaultlens search --json runs", out)
   local cli = vim.json.decode(out, { luanil = { object = true } })
   check(vim.deep_equal(cli, res), "search() returns exactly what vaultlens search --json prints", show(cli) .. "\n     " .. show(res))

@@ -25,11 +25,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from vaultkit import build_vault
 
-from engine.page import parse_page
-from engine.query import parse_query, split_operators
-from engine.render import search_payload
-from engine.search import search
-from engine.text import tokenize, utf16_len
+from vaultlens.engine.page import parse_page
+from vaultlens.engine.query import parse_query, split_operators
+from vaultlens.engine.render import search_payload
+from vaultlens.engine.search import search
+from vaultlens.engine.text import tokenize, utf16_len
 
 # More examples than the profile (derandomized, no deadline) gives: each target runs a second or two.
 FUZZ = settings(max_examples=max(800, settings().max_examples))

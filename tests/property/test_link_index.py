@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from test_properties import ops
 from vaultkit import brute_backlinks, build_vault, vault_state
 
-from engine.page import parse_page
-from engine.vault import Vault
+from vaultlens.engine.page import parse_page
+from vaultlens.engine.vault import Vault
 
 
 def check_links(vault: Vault) -> None:

@@ -25,11 +25,11 @@ from vaultkit import (
     vault_state,
 )
 
-from engine.page import parse_page
-from engine.query import parse_query, passes_filters
-from engine.text import index_of_utf16, query_terms, tokenize, utf16_col
-from engine.vault import Vault
-from engine.weights import FIXED_STEP, POINTS
+from vaultlens.engine.page import parse_page
+from vaultlens.engine.query import parse_query, passes_filters
+from vaultlens.engine.text import index_of_utf16, query_terms, tokenize, utf16_col
+from vaultlens.engine.vault import Vault
+from vaultlens.engine.weights import FIXED_STEP, POINTS
 
 WORDS = [
     "alpha", "Beta", "gamma", "kiwi", "graph", "rag", "run", "runs", "running", "car", "cars",

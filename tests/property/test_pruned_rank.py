@@ -19,10 +19,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from vaultkit import build_vault
 
-from engine.query import context_page, parse_query
-from engine.scoring import _starts_with_typed, candidates, link_prior, make_plan, page_components
-from engine.search import _Bounds, _near, _starts_typed, matching_headings, rank
-from engine.weights import POINTS
+from vaultlens.engine.query import context_page, parse_query
+from vaultlens.engine.scoring import _starts_with_typed, candidates, link_prior, make_plan, page_components
+from vaultlens.engine.search import _Bounds, _near, _starts_typed, matching_headings, rank
+from vaultlens.engine.weights import POINTS
 
 WORDS = ["alpha", "beta", "gamma", "kiwi", "graph", "rag", "run", "runs", "running", "car", "cafe", "café",
          "automobile", "notes", "river", "stone", "garden", "gardens"]

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from vaultkit import build_vault
 
-from engine.related import related
+from vaultlens.engine.related import related
 
 NAMES = [f"p{i}" for i in range(12)]
 TAGS = ["ai", "rag", "graph"]

@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 
 from test_edits import apply, check_kept  # noqa: E402  (the engine tests' tiny editor)
 
-from engine.edits import EditError, move_pages, rename_page  # noqa: E402
-from engine.edits import Change  # noqa: E402
+from vaultlens.engine.edits import EditError, move_pages, rename_page  # noqa: E402
+from vaultlens.engine.edits import Change  # noqa: E402
 from vaultkit import build_vault  # noqa: E402
 
 NAMES = ["Alpha", "Beta", "gamma", "Delta Two", "é", "Index"]

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.page import _NOT_SIMPLE, parse_page, simple_yaml
+from vaultlens.engine.page import _NOT_SIMPLE, parse_page, simple_yaml
 
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -123,7 +123,7 @@ def test_simple_yaml_declines_what_it_does_not_know(source):
 def test_pages_parse_the_same_either_way(monkeypatch):
     text = "---\ntitle: T\ncreated: 2024-01-28\ntags: [a, b/c]\n---\n# T\n"
     fast = parse_page("T.md", text)
-    monkeypatch.setattr("engine.page.simple_yaml", lambda source: _NOT_SIMPLE)
+    monkeypatch.setattr("vaultlens.engine.page.simple_yaml", lambda source: _NOT_SIMPLE)
     slow = parse_page("T.md", text)
     assert fast == slow and fast.meta == slow.meta == {"title": "T", "created": "2024-01-28", "tags": ["a", "b/c"]}
     assert isinstance(dt.date.fromisoformat(fast.meta["created"]), dt.date)

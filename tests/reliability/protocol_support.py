@@ -2,7 +2,7 @@
 
 pytest-lsp's client always sends a well-formed session (``initialize`` first, params of the
 right types, ``shutdown`` before ``exit``), so a test that misbehaves on purpose talks to
-``python -m lsp lsp`` itself: ``RawServer`` frames messages with ``Content-Length`` headers,
+``python -m vaultlens.lsp lsp`` itself: ``RawServer`` frames messages with ``Content-Length`` headers,
 matches responses to requests by id, keeps every notification, and drains stderr so the log
 can be checked (one clear line per bad message, no tracebacks).
 

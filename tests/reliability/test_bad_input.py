@@ -31,12 +31,12 @@ from badvault_support import (
     write_bad_vault,
 )
 
-import engine.scan as scan
-from engine.cache import CacheOptions
-from engine.diagnose import Rules, diagnose
-from engine.page import parse_page
-from engine.scan import OutsideVault, load_page, load_vault, load_vocabulary, open_vault, read_bytes
-from engine.vocabulary import parse_vocabulary
+import vaultlens.engine.scan as scan
+from vaultlens.engine.cache import CacheOptions
+from vaultlens.engine.diagnose import Rules, diagnose
+from vaultlens.engine.page import parse_page
+from vaultlens.engine.scan import OutsideVault, load_page, load_vault, load_vocabulary, open_vault, read_bytes
+from vaultlens.engine.vocabulary import parse_vocabulary
 
 NO_CACHE = CacheOptions(enabled=False)
 CATALOGUE = catalogue(Path("/nonexistent"))  # for parametrize ids; the data is the fixture's

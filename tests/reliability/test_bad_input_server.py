@@ -1,4 +1,4 @@
-"""The real server (``python -m lsp lsp`` over stdio, pytest-lsp) on the bad-input vault.
+"""The real server (``python -m vaultlens.lsp lsp`` over stdio, pytest-lsp) on the bad-input vault.
 
 One session opens the whole catalogue of ``badvault_support`` (malformed YAML of every kind,
 invalid UTF-8, surrogates, NUL bytes, a 50 MB page, a 4.9 MB line, 10,000 links, symbolic-link

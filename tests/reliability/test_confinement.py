@@ -25,9 +25,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
 
-from engine.cli import main
-from engine.retrieve import Glob, glob, grep
-from engine.scan import open_vault
+from vaultlens.engine.cli import main
+from vaultlens.engine.retrieve import Glob, glob, grep
+from vaultlens.engine.scan import open_vault
 
 SECRET = "TOPSECRET"
 HOME = """---
@@ -306,7 +306,7 @@ def to_plain_uri(location) -> str:
 
 
 def test_settings_files_behind_a_symlink_out_of_the_vault_are_not_read(tmp_path: Path):
-    from lsp.settings import Settings, load_vault_settings
+    from vaultlens.lsp.settings import Settings, load_vault_settings
 
     root, outside = tmp_path / "vault", tmp_path / "outside"
     (root / ".obsidian").mkdir(parents=True)

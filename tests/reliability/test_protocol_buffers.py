@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from lsp.documents import VaultTextDocument, VaultWorkspace, split_lines
-from lsp.transport import Backlog
+from vaultlens.lsp.documents import VaultTextDocument, VaultWorkspace, split_lines
+from vaultlens.lsp.transport import Backlog
 
 
 def edited(text: str, start: tuple[int, int], end: tuple[int, int], new: str) -> str:

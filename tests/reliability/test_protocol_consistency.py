@@ -46,7 +46,7 @@ from protocol_support import (
 )
 from pytest_lsp import LanguageClient
 
-from engine import retrieve
+from vaultlens.engine import retrieve
 
 PAGES = {
     "A.md": "# Alpha\nLinks to [[B]] and [[C|see C]].\n#tag-one\n",
