@@ -88,6 +88,70 @@ local function complete(bufnr, text)
   end, items), items
 end
 
+-- Typing in Insert mode as a person does, with the popup Neovim really shows. Starts Insert mode
+-- on a new last line and feeds `steps` one after the other: each step's keys, then a wait (up to
+-- 15 s) until its `until_(info)` holds for complete_info(); records complete_info() and the line
+-- after each step, then leaves Insert mode. Returns the records (info = nil when a step timed out).
+local function type_keys(bufnr, steps)
+  vim.api.nvim_set_current_buf(bufnr)
+  local records = {}
+  local i, started = 0, nil
+  local uv = vim.uv or vim.loop
+  local function keys(k)
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(k, true, false, true), "t", false)
+  end
+  local timer = uv.new_timer()
+  local function next_step()
+    i = i + 1
+    if i > #steps then
+      timer:stop()
+      timer:close()
+      keys("<Esc>")
+      return
+    end
+    started = uv.now()
+    keys(steps[i].keys)
+  end
+  timer:start(30, 30, vim.schedule_wrap(function()
+    if i == 0 or i > #steps then
+      return
+    end
+    local info = vim.fn.complete_info({ "items", "selected", "pum_visible", "mode" })
+    local step = steps[i]
+    if step.until_(info) then
+      records[i] = { info = info, line = vim.api.nvim_get_current_line() }
+      next_step()
+    elseif uv.now() - started > 15000 then
+      records[i] = { info = nil, line = vim.api.nvim_get_current_line() }
+      next_step()
+    end
+  end))
+  -- "x!": run the keys now and stay in Insert mode (the timer above feeds <Esc> at the end).
+  vim.schedule(next_step)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("Go", true, false, true), "nx!", false)
+  return records
+end
+
+local function words(info)
+  return vim.tbl_map(function(item)
+    return item.abbr ~= "" and item.abbr or item.word
+  end, (info and info.items) or {})
+end
+
+-- The popup offered for `text` typed after <C-x><C-o>: labels (abbr) in the order shown, and the record.
+local function omni(bufnr, text)
+  local records = type_keys(bufnr, {
+    {
+      keys = text .. "<C-x><C-o>",
+      until_ = function(info)
+        return #info.items > 0
+      end,
+    },
+  })
+  local rec = records[1] or {}
+  return words(rec.info), rec
+end
+
 local function search(query, opts)
   local done, res, err, ctx = false, nil, nil, nil
   require("vaultlens").search(query, opts, function(r, e, c)
@@ -134,7 +198,6 @@ local function main()
   local client = attached(home)
   check(client.config.root_dir == vault, "the client's root is the vault", client.config.root_dir)
   check(#vaultlens_clients() == 1, "the page joins the server the search started", show(#vaultlens_clients()))
-  check(vim.bo[home].omnifunc == "v:lua.vim.lsp.omnifunc", "omnifunc is the server's completion (not HTML tags)", vim.bo[home].omnifunc)
 
   -- Search first: wiki/search waits until the vault is indexed.
   local res, err, ctx = search("graph rag", { limit = 5 })
@@ -187,6 +250,33 @@ local function main()
   check(labels[1] == "Attention" and labels[2] == "Attention Is All You Need", "[[att offers Attention, then Attention Is All You Need", show(labels))
   labels = complete(home, "[[compo")
   check(labels[1] == "Composting", "[[compo offers Composting first", show(labels))
+
+  -- <C-x><C-o> as typed in Neovim: the popup holds the server's pages in its order, whatever the case.
+  vim.o.completeopt = "menuone,noselect"
+  vim.o.showmode = false
+  vim.opt.shortmess:append("c")
+  check(vim.bo[home].omnifunc == "v:lua.require'vaultlens'.omnifunc", "omnifunc is the plugin's [[ completion (not HTML tags)", vim.bo[home].omnifunc)
+  local shown, rec = omni(home, "[[emb")
+  check(shown[1] == "Embeddings", "<C-x><C-o> after [[emb (lower case) offers Embeddings first", show(shown))
+  check(rec.info and rec.info.pum_visible == 1, "the completion popup is visible", show(rec.info))
+  check(vim.deep_equal(shown, (complete(home, "[[emb"))), "the popup shows the server's items in the server's order", show(shown))
+  shown = omni(home, "See [[retrieval aug")
+  check(shown[1] == "Retrieval-Augmented Generation", "<C-x><C-o> after [[retrieval aug offers Retrieval-Augmented Generation", show(shown))
+  shown = omni(home, "[[vector d")
+  check(shown[1] == "Vector Databases", "<C-x><C-o> after [[vector d offers Vector Databases", show(shown))
+  shown = omni(home, "[[TOMA")
+  check(shown[1] == "Tomatoes", "<C-x><C-o> after [[TOMA (upper case) offers Tomatoes", show(shown))
+  -- Typing on with the popup open asks the server again; <C-n> then <C-y> inserts the link.
+  local narrowed = complete(home, "[[compo")
+  check(not vim.deep_equal(narrowed, (complete(home, "[[co"))), "the server offers other pages for [[compo than for [[co")
+  local records = type_keys(home, {
+    { keys = "[[co<C-x><C-o>", until_ = function(info) return #info.items > 0 end },
+    { keys = "mpo", until_ = function(info) return vim.deep_equal(words(info), narrowed) end },
+    { keys = "<C-n><C-y>", until_ = function(info) return info.pum_visible == 0 end },
+  })
+  check(records[1] and records[1].info ~= nil, "[[co<C-x><C-o> opens the popup", show(records[1]))
+  check(records[2] and records[2].info ~= nil, "typing on to [[compo shows the server's pages for [[compo", show(records[2]))
+  check(records[3] and records[3].line == "[[" .. narrowed[1] .. "]]", "<C-n><C-y> inserts the first page's link, closed", show(records[3]))
 
   -- Hover on [[Graph RAG]] in Home.md: the page, and its related pages with reasons.
   local lines = vim.api.nvim_buf_get_lines(home, 0, -1, false)
