@@ -1,5 +1,5 @@
 -- vaultlens for Neovim: attaches `vaultlens lsp` to Markdown buffers inside a vault and adds
--- :VaultlensSearch, :VaultlensRelated and :VaultlensRestart, plus a Lua API for pickers.
+-- :VaultlensSearch, :VaultlensRelated, :VaultlensRestart and :VaultlensInfo, plus a Lua API for pickers.
 --
 --   require("vaultlens").setup({ cmd = { "vaultlens", "lsp" }, settings = { completion = { limit = 30 } } })
 --   require("vaultlens").search("graph rag", { limit = 10 }, function(result, err, ctx) ... end)
@@ -162,14 +162,23 @@ local function home_dir()
   return home ~= "" and vim.fn.fnamemodify(home, ":p"):gsub("[/\\]$", "") or nil
 end
 
--- A folder the fallback never takes as a vault: /, a top-level folder (/tmp, /home, C:\Users),
--- the home folder or any folder above it.
+-- Why the fallback never takes a folder as a vault (nil when it may): /, a top-level folder
+-- (/tmp, /home, C:\\Users), the home folder or a folder above it.
 local function too_wide(dir)
-  if parent_of(dir) == nil or parent_of(parent_of(dir)) == nil then
-    return true
+  if parent_of(dir) == nil then
+    return "the file system's root"
+  end
+  if parent_of(parent_of(dir)) == nil then
+    return "a top-level folder"
   end
   local home = home_dir()
-  return home ~= nil and (dir == home or strictly_inside(home, dir))
+  if home ~= nil and dir == home then
+    return "your home folder"
+  end
+  if home ~= nil and strictly_inside(home, dir) then
+    return "above your home folder"
+  end
+  return nil
 end
 
 -- Whether a folder holds a Markdown page itself (not in a subfolder).
@@ -199,11 +208,13 @@ function M.fallback_root(path)
     return nil, "no file"
   end
   local dir = start_dir(path)
-  if too_wide(dir) then
-    return nil, ("%s is / , a top-level folder or your home folder, too wide to be a vault"):format(dir)
+  local wide = too_wide(dir)
+  if wide then
+    return nil, ("%s is %s, too wide to be a vault"):format(vim.fn.fnamemodify(dir, ":~"), wide)
   end
-  if not holds_markdown(dir) then
-    return nil, ("%s holds no Markdown page"):format(dir)
+  -- A page's own folder holds it, written yet or not.
+  if not path:lower():match("%.md$") and not holds_markdown(dir) then
+    return nil, ("%s holds no Markdown page"):format(vim.fn.fnamemodify(dir, ":~"))
   end
   while true do
     local parent = parent_of(dir)
@@ -219,8 +230,13 @@ M.roots = {}
 -- Why a buffer has no server (by buffer number), for the commands' messages and :VaultlensInfo.
 M.not_attached = {}
 
+-- The markers as words: ".obsidian, .vaultlens.toml, dendron.yml or .git".
 local function markers_text()
-  return table.concat(M.config.root_markers or {}, ", ")
+  local markers = M.config.root_markers or {}
+  if #markers < 2 then
+    return markers[1] or "root marker"
+  end
+  return table.concat(markers, ", ", 1, #markers - 1) .. " or " .. markers[#markers]
 end
 
 --- The vault for a path: by root marker, else the fallback (when root_fallback is on).
@@ -236,7 +252,7 @@ function M.resolve_root(path)
   end
   local fallback, why = M.fallback_root(path)
   if fallback then
-    return fallback, ("no %s above it: the topmost folder of Markdown pages above it"):format(markers_text())
+    return fallback, ("no %s above the page, so the topmost of the folders holding Markdown pages above it"):format(markers_text())
   end
   return nil, why_none .. ", and " .. why
 end
@@ -467,12 +483,12 @@ local function no_server_error()
   if why then
     return { code = -32002, message = why }
   end
-  local _, none = M.resolve_root(vim.fn.getcwd())
+  local cwd = vim.fn.getcwd()
+  local _, none = M.resolve_root(cwd)
   return {
     code = -32002,
-    message = ("no vaultlens server: open a Markdown page of a vault first (the working directory has %s)"):format(
-      tostring(none)
-    ),
+    message = ("no vaultlens server: open a Markdown page of a vault first (the working directory %s is none: %s; "
+      .. "root_markers in setup() says what marks a vault folder)"):format(vim.fn.fnamemodify(cwd, ":~"), tostring(none)),
   }
 end
 
@@ -524,7 +540,7 @@ function M.attach(bufnr)
       .. "root_markers in setup()"):format(vim.fn.fnamemodify(name, ":~"), how)
     if M.not_attached[bufnr] ~= why then
       M.not_attached[bufnr] = why
-      notify(why, vim.log.levels.WARN)
+      notify(why)
     end
     return nil
   end
@@ -806,6 +822,46 @@ function M.restart()
       M.attach(bufnr)
     end
   end
+end
+
+--- What :VaultlensInfo says: the server command, how vault folders are chosen, the running
+--- servers with how each vault folder was chosen, and the current buffer's vault (or why none).
+function M.info(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local cmd = M.config.cmd or {}
+  local exe = cmd[1]
+  local lines = {
+    ("server: %s%s"):format(table.concat(cmd, " "), (exe and vim.fn.executable(exe) == 0) and "  (not found)" or ""),
+    ("root_markers: %s; root_fallback: %s"):format(table.concat(M.config.root_markers or {}, ", "), tostring(M.config.root_fallback)),
+  }
+  local clients = all_clients()
+  if #clients == 0 then
+    table.insert(lines, "no server is running")
+  end
+  for _, client in ipairs(clients) do
+    local root = client.config.root_dir or "?"
+    local _, how = M.resolve_root(root)
+    table.insert(lines, ("vault %s (%s), server id %d"):format(root, M.roots[root] or how or "?", client.id))
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local attached = buf_clients(bufnr)[1]
+  if attached then
+    table.insert(lines, ("this buffer: in the vault %s"):format(attached.config.root_dir))
+  elseif M.not_attached[bufnr] then
+    table.insert(lines, "this buffer: " .. M.not_attached[bufnr])
+  elseif name == "" then
+    table.insert(lines, "this buffer: no file")
+  else
+    local root, how = M.resolve_root(name)
+    table.insert(lines, ("this buffer: not attached (filetype %q); its vault would be %s (%s)"):format(
+      vim.bo[bufnr].filetype, tostring(root), tostring(how)))
+  end
+  return lines
+end
+
+--- :VaultlensInfo
+function M.info_command()
+  vim.api.nvim_echo({ { "vaultlens\n" .. table.concat(M.info(), "\n") } }, true, {})
 end
 
 -- --- setup ---------------------------------------------------------------------------------------
