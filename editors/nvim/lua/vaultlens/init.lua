@@ -762,7 +762,7 @@ end
 local function report(err, what)
   if err.code == -32601 then
     notify(
-      what .. " is not supported by this vaultlens server: upgrade it (pipx upgrade vaultlens, or pip install -U vaultlens)",
+      what .. " is not supported by this vaultlens server: update it (reinstall vaultlens the way you installed it)",
       vim.log.levels.ERROR
     )
   else
