@@ -48,7 +48,7 @@ _SEVERITY = {
 
 def _published(state: VaultState) -> dict[str, tuple[str, tuple[Finding, ...]]]:
     """What was last pushed per page: (uri, findings). Kept on the vault state."""
-    return state.__dict__.setdefault("published_diagnostics", {})
+    return state.published_diagnostics
 
 
 def pulls(ls: VaultServer) -> bool:
