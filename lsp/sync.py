@@ -118,11 +118,7 @@ def register(server: VaultServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: VaultServer, params: types.DidChangeWatchedFilesParams) -> None:
         for change in params.changes:
-            path = uri_to_path(change.uri)
-            found = ls.state_for_path(path) if path else None
-            if found is None:
-                continue
-            disk_changed(ls, *found)
+            _disk_event(ls, change.uri)
 
     @server.feature(types.WORKSPACE_DID_CREATE_FILES, FILE_OPERATIONS)
     def did_create_files(ls: VaultServer, params: types.CreateFilesParams) -> None:
