@@ -28,6 +28,7 @@ from pygls.protocol import default_converter, lsp_method
 from vaultlens.engine import __version__
 from vaultlens.engine.cli import find_vault
 from vaultlens.engine.diagnose import Finding
+from vaultlens.engine.model import Page
 from vaultlens.engine.vault import Vault
 
 from .convert import uri_to_path
@@ -51,7 +52,12 @@ class VaultState(VaultSync):
     settings: Settings
     warnings: list[str] = field(default_factory=list)
     indexed: asyncio.Event = field(default_factory=asyncio.Event)
-    published_diagnostics: dict[str, tuple[str, tuple[Finding, ...]]] = field(default_factory=dict)  # rel -> (uri, findings) last pushed
+    # what the features keep per vault
+    published_diagnostics: dict[str, tuple[str, tuple[Finding, ...]]] = field(default_factory=dict)  # rel -> (uri, findings) pushed
+    pending_diagnostics: dict[str, Page | None] = field(default_factory=dict)  # rel -> the page before its changes
+    diagnostics_timer: asyncio.TimerHandle | None = None  # the debounced re-check of pending_diagnostics
+    hover_generation: int | None = None  # the vault generation hover_memo was made for
+    hover_memo: dict[Any, str] = field(default_factory=dict)  # hover texts of that generation
     followed_paths: set[str] = field(default_factory=set)  # files an edit touched, watched on disk (sync.follow_disk)
 
     def __post_init__(self) -> None:

@@ -5,7 +5,8 @@
   (``lsp/server.py``) and ``lsp/app.py`` imports the features;
 - pygls' private names (the ``_names`` pygls defines) appear only in ``lsp/pygls_compat.py``,
   whose version check warns on a pygls it was not written for;
-- no module imports another one's private name.
+- no module imports another one's private name;
+- the per-vault state is declared: every ``state.X`` is a field or method of ``VaultState``.
 """
 
 from __future__ import annotations
@@ -303,3 +304,29 @@ def test_the_private_import_checker():
     )
     assert private_imports(source, "vaultlens.lsp.features.changes", False, known) == [
         (1, "_disk_changed"), (3, "_swap_in"), (5, "sync._from_disk")]
+
+
+# --- declared state ---------------------------------------------------------------------------
+
+
+def state_attributes(source: str) -> list[tuple[int, str]]:
+    """(line, attribute) for every ``state.X`` in ``source`` (the features' name for a VaultState)."""
+    return sorted(
+        (node.lineno, node.attr)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "state"
+    )
+
+
+@pytest.mark.parametrize("path", lsp_files(), ids=lambda p: str(p.relative_to(LSP)))
+def test_the_vault_state_is_declared(path: Path):
+    """Every ``state.X`` a module reads or writes is a field, method or property of VaultState
+    (lsp/server.py, on lsp/live.py's VaultSync): nothing is kept through ``__dict__`` or ``getattr``."""
+    from dataclasses import fields
+
+    from vaultlens.lsp.server import VaultState
+
+    declared = {f.name for f in fields(VaultState)} | set(dir(VaultState))
+    source = path.read_text(encoding="utf-8")
+    assert [(line, name) for line, name in state_attributes(source) if name not in declared] == []
+    assert "__dict__" not in source
