@@ -88,7 +88,7 @@ class VaultSync:
         """The absolute path of a vault-relative path."""
         return os.path.join(self.root, *rel.split("/"))
 
-    def lists(self, rel: str) -> bool:
+    def is_page(self, rel: str) -> bool:
         """Whether the file ``rel`` is a page by the vault's rules (as ``list_pages`` decides)."""
         return is_page_path(rel) and not (self.exclude and excluded(rel, self.exclude))
 
@@ -139,7 +139,7 @@ class VaultSync:
         """Page ``rel`` as the disk holds it now: re-read, or removed when gone or excluded."""
         if self.loading:  # the vault being loaded may have read it before
             self.changed_while_loading.add(rel)
-        page = load_page(self.root, rel, label_first=self.vault.label_first) if self.lists(rel) else None
+        page = load_page(self.root, rel, label_first=self.vault.label_first) if self.is_page(rel) else None
         if page is None:
             self.vault.remove(rel)
         else:

@@ -83,8 +83,9 @@ def check_pygls(found: str | None = None) -> str | None:
 def _require(obj: object, names: tuple[str, ...]) -> None:
     missing = [name for name in names if not hasattr(obj, name)]
     if missing:
+        base = next(c for c in type(obj).__mro__ if c.__module__.startswith("pygls."))
         raise RuntimeError(
-            f"pygls {installed_pygls()}: {type(obj).__mro__[1].__name__} has no {', '.join(missing)} "
+            f"pygls {installed_pygls()}: {base.__name__} objects have no {', '.join(missing)} "
             "(read by lsp/pygls_compat.py); install pygls 2.1"
         )
 
