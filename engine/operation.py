@@ -7,8 +7,9 @@ a ``wiki/<name>`` request per operation) and the MCP server (``lsp/mcp_server.py
 operation). So a parameter's name, type, default, help and checks are written in one place, and
 every surface returns the same result object for the same arguments.
 
-Must not: know any protocol. ``check_object`` is here because three surfaces (``jsonl``,
-``wiki/*``, MCP's unknown-argument check aside) take the arguments as one JSON object.
+Must not: know any protocol. ``check_object`` is here because two surfaces (``jsonl`` and
+``wiki/*``) take the arguments as one JSON object; MCP checks them against the schema built from
+the same parameters.
 """
 
 from __future__ import annotations
