@@ -139,7 +139,7 @@ class Operation:
     description: str  # the first line is the summary (CLI help); all of it is for agents (MCP)
     params: tuple[Param, ...]
     run: Callable[..., dict[str, Any]]
-    result: type  # the result object's shape, a TypedDict (the MCP tool's output schema)
+    result: str  # the name of the result object's shape in engine/results.py (the MCP output schema)
     text: Callable[[dict[str, Any]], list[str]]  # the CLI's lines without --json
     note: Callable[[dict[str, Any]], str | None] = _no_note  # a line for stderr, e.g. "cut short"
 

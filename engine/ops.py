@@ -3,130 +3,24 @@
 ``vaultlens NAME …`` (and a ``jsonl`` request ``{"command": NAME, …}``), the language server's
 ``wiki/NAME`` request and the MCP tool ``NAME`` are all built from the declarations below
 (see ``engine/operation.py`` for what a declaration holds), so they take the same parameters
-and return the same result object. Adding an operation: declare it here and list it in
-``OPERATIONS``; every surface then offers it.
+and return the same result object. Adding an operation: declare it here, list it in
+``OPERATIONS`` and give its result's shape in ``engine/results.py``; every surface then offers it.
 
 Must not: know any protocol; rank or filter (that is the engine's modules, called from here).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from typing_extensions import NotRequired, TypedDict  # pydantic (MCP schemas) needs these before 3.12
-
-from . import retrieve
-from .hints import match_label
 from .operation import DocumentPath, Operation, Param, Source
 from .query import RANKS, parse_query
 from .render import score_text, search_payload, vault_name
 from .scan import file_mtime
 from .search import search as ranked_search
 
-# --- the result objects (the MCP tools' output schemas) --------------------------------------
-# Only the documented keys, each required key one the engine always writes. Keys the engine adds
-# later pass through unvalidated, so a new field never breaks a client.
-
-
-class ScoreMatch(TypedDict):
-    """One scoring site: the channel (a weights key), the term and the points it gave."""
-
-    channel: str
-    term: str
-    hits: int
-    points: int | float
-    field: NotRequired[str]
-    via: NotRequired[str]
-
-
-class SearchHit(TypedDict):
-    """A ranked page."""
-
-    title: str
-    wikilink: str
-    file: str
-    type: str | None
-    score: int | float
-    snippet: str
-    matched: list[ScoreMatch]
-
-
-class RelatedHit(SearchHit):
-    """A related page, with the one-sentence reason the editor's hover shows."""
-
-    reasons: str
-
-
-class SearchResult(TypedDict):
-    """What `vaultlens search --json` prints."""
-
-    command: Literal["search"]
-    vault: str
-    query: str
-    hits: list[SearchHit]
-    query_plan: NotRequired[dict[str, Any]]
-    hints: NotRequired[dict[str, Any]]
-
-
-class GrepMatch(TypedDict):
-    file: str
-    line: int
-    column: int
-    content: str
-
-
-class GrepResult(TypedDict):
-    """What `vaultlens grep --json` prints."""
-
-    command: Literal["grep"]
-    vault: str
-    pattern: str
-    matches: list[GrepMatch]
-    count: int
-    truncated: bool
-    reason: NotRequired[str]
-
-
-class GlobResult(TypedDict):
-    """What `vaultlens glob --json` prints."""
-
-    command: Literal["glob"]
-    vault: str
-    pattern: str
-    files: list[str]
-    count: int
-
-
-class ReadResult(TypedDict):
-    """What `vaultlens read --json` prints."""
-
-    command: Literal["read"]
-    vault: str
-    page: str
-    title: str
-    level: int
-    content: str
-
-
-class RelatedResult(TypedDict):
-    """What `vaultlens related --json` prints."""
-
-    command: Literal["related"]
-    vault: str
-    page: str
-    hits: list[RelatedHit]
-
-
-class LinksResult(TypedDict):
-    """What `vaultlens links --json` prints."""
-
-    command: Literal["links"]
-    vault: str
-    page: str
-    outgoing: list[dict[str, Any]]
-    incoming: list[dict[str, Any]]
-    edges: list[dict[str, Any]]
-
+# ``retrieve`` (and the regex package) load when an operation other than search runs, so that
+# ``vaultlens search`` starts as fast as it did before the operations were declared here.
 
 # --- parameters several operations share -------------------------------------------------------
 
@@ -154,6 +48,8 @@ def _search(source: Source, query: str, **options: Any) -> dict[str, Any]:
 
 
 def _search_text(payload: dict[str, Any]) -> list[str]:
+    from .hints import match_label
+
     hits = payload["hits"]
     top = hits[0]["score"] if hits else 0
     return [
@@ -207,7 +103,7 @@ hit, or follow `related`/`links` to the pages around it.""",
               expects="a page (path, title, alias, [[link]]) or a document URI"),
     ),
     run=_search,
-    result=SearchResult,
+    result="SearchResult",
     text=_search_text,
 )
 
@@ -219,6 +115,8 @@ def _grep(
     source: Source, pattern: str, *, ignore_case: bool, folder: str | None, exclude: list[str],
     frontmatter: bool, limit: int,
 ) -> dict[str, Any]:
+    from . import retrieve
+
     lines = _frontmatter_lines(source) if frontmatter else None
     return retrieve.grep(
         source.vault, pattern, ignore_case=ignore_case, folder=folder, exclude=tuple(exclude), limit=limit,
@@ -228,6 +126,8 @@ def _grep(
 
 def _frontmatter_lines(source: Source) -> dict[str, list[str]]:
     """Each page's frontmatter lines as the source has the file (the index keeps only the body)."""
+    from . import retrieve
+
     out: dict[str, list[str]] = {}
     for path in source.vault.sorted_paths():
         try:
@@ -260,7 +160,7 @@ and a `reason`.""",
               metavar="N"),
     ),
     run=_grep,
-    result=GrepResult,
+    result="GrepResult",
     text=lambda payload: [f"{m['file']}:{m['line']}:{m['column']}: {m['content']}" for m in payload["matches"]],
     note=lambda payload: f"grep cut short: {payload['reason']}" if payload["truncated"] else None,
 )
@@ -270,6 +170,8 @@ and a `reason`.""",
 
 
 def _glob(source: Source, pattern: str, *, limit: int | None) -> dict[str, Any]:
+    from . import retrieve
+
     return retrieve.glob(source.vault, pattern, limit or 0)
 
 
@@ -283,7 +185,7 @@ GLOB = Operation(
         Param("limit", int, "At most this many paths (`count` has them all).", minimum=1, metavar="N"),
     ),
     run=_glob,
-    result=GlobResult,
+    result="GlobResult",
     text=lambda payload: list(payload["files"]),
 )
 
@@ -292,6 +194,8 @@ GLOB = Operation(
 
 
 def _read(source: Source, page: str, *, level: int) -> dict[str, Any]:
+    from . import retrieve
+
     full = None
     if level == 2:
         found = retrieve.find_page(source.vault, page)
@@ -317,11 +221,11 @@ The result names the page's path and title.""",
             "0: abstract (frontmatter summary/description, else the first paragraph, at most 400 characters); "
             "1: overview (the heading outline with each section's first sentence); 2: the whole file as on "
             "disk, frontmatter included.",
-            default=1, choices=retrieve.LEVELS, checked_by_run=True,
+            default=1, choices=(0, 1, 2), checked_by_run=True,  # retrieve.LEVELS
         ),
     ),
     run=_read,
-    result=ReadResult,
+    result="ReadResult",
     text=lambda payload: [payload["content"]],
 )
 
@@ -330,6 +234,8 @@ The result names the page's path and title.""",
 
 
 def _related(source: Source, page: str, *, limit: int) -> dict[str, Any]:
+    from . import retrieve
+
     vault = source.vault
     if isinstance(page, DocumentPath) and page not in vault.pages:  # a document that is no page (yet)
         return {"command": "related", "vault": vault_name(vault), "page": str(page), "hits": []}
@@ -349,7 +255,7 @@ together, shared link targets and title words. Use it to widen an answer beyond 
         Param("limit", int, "At most this many pages.", default=10, minimum=1, metavar="N"),
     ),
     run=_related,
-    result=RelatedResult,
+    result="RelatedResult",
     text=lambda payload: [
         f"{hit['score']:>6}  [[{hit['title']}]]  ({hit['file']})  {hit['reasons']}" for hit in payload["hits"]
     ],
@@ -360,6 +266,8 @@ together, shared link targets and title words. Use it to widen an answer beyond 
 
 
 def _links(source: Source, page: str) -> dict[str, Any]:
+    from . import retrieve
+
     return retrieve.links(source.vault, page)
 
 
@@ -382,7 +290,7 @@ Outgoing links give the file each resolves to (null when it resolves to no page)
 edges are frontmatter relations (sources, related, depends_on) with a direction.""",
     params=(page_param(),),
     run=_links,
-    result=LinksResult,
+    result="LinksResult",
     text=_links_text,
 )
 

@@ -32,7 +32,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from vaultlens.engine import __version__
+from vaultlens.engine import __version__, results
 from vaultlens.engine.cli import UsageError, resolve_vault
 from vaultlens.engine.operation import Operation, Param, disk_source
 from vaultlens.engine.ops import OPERATIONS, SEARCH
@@ -59,7 +59,7 @@ and `glob` to list pages by path. Pages are named by vault-relative path, title,
 resource, vault://<path>."""
 
 
-# The tools' result objects (their output schemas) are declared with the operations, in engine/ops.py.
+# The tools' result objects (their output schemas) are declared in engine/results.py.
 
 
 # --- the live vault ----------------------------------------------------------------------------
@@ -383,7 +383,7 @@ def tool_function(live: LiveVault, op: Operation) -> Callable[..., Any]:
         )
         for p in op.params
     ]
-    returns = Annotated[CallToolResult, op.result]
+    returns = Annotated[CallToolResult, getattr(results, op.result)]
     tool.__name__ = tool.__qualname__ = op.name
     tool.__doc__ = op.description
     tool.__signature__ = inspect.Signature(params, return_annotation=returns)  # type: ignore[attr-defined]
