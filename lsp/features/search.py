@@ -3,6 +3,6 @@ engine operation; ``lsp/server.py`` still registers them through this module."""
 
 from __future__ import annotations
 
-from .wiki import register, vault_for_request
+from .wiki import register
 
-__all__ = ["register", "vault_for_request"]
+__all__ = ["register"]
