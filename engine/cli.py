@@ -1,4 +1,5 @@
-"""The command line over the engine: ``vaultlens search …`` (and the other engine commands).
+"""The command line over the engine: ``vaultlens search …``, one subcommand per operation of
+``engine/ops.py``, and ``vaultlens jsonl`` (the same operations as JSON-lines requests).
 
 Errors (a missing vault, bad flags) print one line on stderr and exit with status 2. No hits is
 not an error. ``--json`` output is byte-identical for the same vault and query on any machine.
@@ -10,13 +11,15 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from . import __version__
-from .query import RANKS, parse_query
-from .render import dumps, hit_line, search_payload
 from .cache import CacheOptions
+from .operation import Operation, Param, Source, check_object, disk_source
+from .ops import BY_NAME, OPERATIONS
+from .query import RANKS
+from .render import dumps
 from .scan import open_vault
-from .search import search
 
 EXIT_USAGE = 2
 
@@ -55,92 +58,105 @@ def resolve_vault(arg: str | None) -> str:
     return root
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
+def _at_least(minimum: int):
+    """An argparse type: a whole number of at least ``minimum``."""
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a number of at least {minimum}, got {value}")
+        return value
+
+    return convert
+
+
+_positive_int = _at_least(1)
+VAULT_HELP = "The vault (default: the nearest folder holding .obsidian/, else the working directory)."
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for every engine subcommand."""
+    """The argument parser: one subcommand per operation (``engine/ops.py``), and ``jsonl``."""
     parser = _Parser(prog="vaultlens", description="Search and serve an Obsidian-style Markdown vault.")
     parser.add_argument("--version", action="version", version=f"vaultlens {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for op in OPERATIONS:
+        command = sub.add_parser(op.name, help=_escape(op.summary), description=_escape(op.summary))
+        for param in op.params:
+            _add_param(command, param)
+        command.add_argument("--vault", metavar="DIR", help=VAULT_HELP)
+        command.add_argument("--json", action="store_true", help="Print the result object as JSON.")
+        _add_no_cache(command)
 
-    s = sub.add_parser("search", help="rank the vault's pages for a query, with every point explained")
-    s.add_argument("query", metavar="QUERY", help="words to look for")
-    s.add_argument("--vault", metavar="DIR", help="the vault (default: nearest folder holding .obsidian/, else .)")
-    s.add_argument("--type", metavar="T", help="only pages whose frontmatter type is T")
-    s.add_argument("--folder", metavar="F", help="only pages under this vault-relative folder")
-    s.add_argument("--tag", metavar="G", help="only pages tagged G (or a tag under G/)")
-    s.add_argument("--graph", action="store_true", help="also rank pages reached over typed edges")
-    s.add_argument("--limit", type=_positive_int, default=10, metavar="N", help="at most N hits (default 10)")
-    s.add_argument("--json", action="store_true", help="print the result object as JSON")
-    s.add_argument(
-        "--rank", choices=RANKS, default="default",
-        help="default: the explained channel ranking; hybrid: fuse it with BM25F and, with the "
-        "embeddings extra, a vector arm (reciprocal rank fusion)",
+    j = sub.add_parser(
+        "jsonl", help="Answer JSON-lines requests on stdin, one result object per line.",
+        description='Answer JSON-lines requests on stdin, one result object per line: {"query": …} searches, '
+        '{"command": NAME, …} runs another command; the keys are its parameters, with _ for -.',
     )
-    s.add_argument("--since", metavar="WHEN", help="only pages updated (see --time-field) at or after WHEN: 30m, 2h, 7d, 4w or an ISO date/time")
-    s.add_argument("--until", metavar="WHEN", help="only pages updated at or before WHEN (same forms as --since)")
-    s.add_argument("--time-field", choices=("updated", "created"), default="updated", help="which time --since/--until read (default updated)")
-    s.add_argument("--min-score", type=float, metavar="N", help="only hits scoring at least N")
-    s.add_argument("--where", metavar="KEY=VALUE", action="append", default=[], help="frontmatter KEY equals VALUE (or a list holding it); repeatable, all must hold")
-    s.add_argument("--context", metavar="PAGE", help="the page you are on (path, title, alias or [[link]]): hits one link away from it get a context-edge point")
-    s.add_argument("--hints", action="store_true", help="add agent hints: sufficient, next_action, suggested_queries, …")
+    j.add_argument("--vault", metavar="DIR", help=VAULT_HELP)
+    j.add_argument("--limit", type=_positive_int, metavar="N", help="The default limit per request.")
+    j.add_argument("--rank", choices=RANKS, help="The default ranking mode per request.")
+    _add_no_cache(j)
 
-    j = sub.add_parser("jsonl", help="answer JSON-lines search requests on stdin, one result object per line")
-    j.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
-    j.add_argument("--limit", type=_positive_int, default=10, metavar="N", help="default limit per request")
-    j.add_argument("--rank", choices=RANKS, default="default", help="default ranking mode per request")
-
-    g = sub.add_parser("grep", help="regular expression over page bodies, in path and line order")
-    g.add_argument("pattern", metavar="PATTERN", help="a regular expression (Python/regex syntax)")
-    g.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
-    g.add_argument("-i", "--ignore-case", action="store_true", help="match without regard to case")
-    g.add_argument("--folder", metavar="F", help="only pages under this vault-relative folder")
-    g.add_argument("--exclude", metavar="PREFIX", action="append", default=[], help="skip paths starting with PREFIX")
-    g.add_argument("--frontmatter", action="store_true", help="search the frontmatter lines too")
-    g.add_argument("--limit", type=_positive_int, default=100, metavar="N", help="at most N matches listed")
-    g.add_argument("--json", action="store_true", help="print the result object as JSON")
-
-    gl = sub.add_parser("glob", help="pages whose path matches a glob (**/*.md, wiki/ai/*)")
-    gl.add_argument("pattern", metavar="PATTERN")
-    gl.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
-    gl.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="at most N paths")
-    gl.add_argument("--json", action="store_true", help="print the result object as JSON")
-
-    r = sub.add_parser("read", help="a page at a level of detail: 0 abstract, 1 overview, 2 full text")
-    r.add_argument("page", metavar="PAGE", help="a path, title, alias or [[link]]")
-    r.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
-    r.add_argument("--level", type=int, choices=(0, 1, 2), default=1, help="0, 1 or 2 (default 1)")
-    r.add_argument("--json", action="store_true", help="print the result object as JSON")
-
-    rel = sub.add_parser("related", help="the pages most related to a page, with reasons")
-    rel.add_argument("page", metavar="PAGE", help="a path, title, alias or [[link]]")
-    rel.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
-    rel.add_argument("--limit", type=_positive_int, default=10, metavar="N", help="at most N pages (default 10)")
-    rel.add_argument("--json", action="store_true", help="print the result object as JSON")
-
-    ln = sub.add_parser("links", help="a page's outgoing links, incoming links and typed edges")
-    ln.add_argument("page", metavar="PAGE", help="a path, title, alias or [[link]]")
-    ln.add_argument("--vault", metavar="DIR", help="the vault (default as for search)")
-    ln.add_argument("--json", action="store_true", help="print the result object as JSON")
-
-    for command in sub.choices.values():  # every command that opens a vault
-        if any("--vault" in action.option_strings for action in command._actions):
-            command.add_argument(
-                "--no-cache", action="store_true",
-                help="read every page instead of the persistent index (.vaultlens/), and write none",
-            )
-
-    sub.add_parser("lsp", help="run the language server (see `vaultlens lsp --help`)", add_help=False)
-    sub.add_parser("mcp", help="serve the vault to AI agents over MCP (see `vaultlens mcp --help`)", add_help=False)
+    sub.add_parser("lsp", help="Run the language server (see `vaultlens lsp --help`).", add_help=False)
+    sub.add_parser("mcp", help="Serve the vault to AI agents over MCP (see `vaultlens mcp --help`).", add_help=False)
     return parser
+
+
+def _escape(text: str) -> str:
+    return text.replace("%", "%%")  # argparse %-formats help texts
+
+
+def _noted(text: str, note: str) -> str:
+    """``text`` with ``(note)`` before its final full stop."""
+    return f"{text[:-1]} ({note})." if text.endswith(".") else f"{text} ({note})"
+
+
+def _add_param(command: argparse.ArgumentParser, param: Param) -> None:
+    """One parameter as an argparse argument: positional when required, else its flag."""
+    help_text = _escape(param.help)
+    if param.required:
+        command.add_argument(param.name, metavar=param.metavar, help=help_text)
+        return
+    names = [param.short, param.flag] if param.short else [param.flag]
+    if param.kind is bool:
+        command.add_argument(*names, dest=param.name, action="store_true", help=help_text)
+        return
+    if param.kind in (list, dict):
+        command.add_argument(*names, dest=param.name, action="append", default=[], metavar=param.metavar,
+                             help=_noted(help_text, "repeatable"))
+        return
+    kind = _at_least(param.minimum) if param.minimum is not None else param.kind
+    extra: dict[str, Any] = {"choices": param.choices} if param.choices else {"metavar": param.metavar}
+    if param.default is not None:
+        help_text = _noted(help_text, f"default: {param.default}")
+    command.add_argument(*names, dest=param.name, type=kind, default=param.default, help=help_text, **extra)
+
+
+def _add_no_cache(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--no-cache", action="store_true",
+        help="Read every page instead of the persistent index (.vaultlens/), and write none.",
+    )
+
+
+def _arguments(op: Operation, args: argparse.Namespace) -> dict[str, Any]:
+    """The parsed flags as ``op.run`` takes them (``--where KEY=VALUE`` pairs become a mapping)."""
+    out: dict[str, Any] = {}
+    for param in op.params:
+        value = getattr(args, param.name)
+        if param.kind is dict:
+            pairs = {}
+            for pair in value:
+                key, sep, text = pair.partition("=")
+                if not sep or not key.strip():
+                    raise UsageError(f"{param.flag} takes KEY=VALUE, got {pair!r}")
+                pairs[key.strip()] = text.strip()
+            value = pairs
+        out[param.name] = value
+    return out
 
 
 def _open(args: argparse.Namespace, root: str):
@@ -175,78 +191,47 @@ def _embed_progress(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
-def cmd_search(args: argparse.Namespace) -> int:
+def _source(args: argparse.Namespace) -> Source:
+    """The vault the command names, opened, with its pages' files read from disk."""
     root = resolve_vault(args.vault)
     vault, _listing = _open(args, root)
-    where = {}
-    for pair in args.where:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--where takes KEY=VALUE, got {pair!r}")
-        where[key.strip()] = value.strip()
+    return disk_source(vault, root, _Vectors(vault).get)
+
+
+def run_operation(op: Operation, args: argparse.Namespace) -> int:
+    """``vaultlens NAME …``: the operation's result object as JSON (``--json``) or as lines."""
+    source = _source(args)
     try:
-        query = parse_query(
-            args.query, type=args.type, folder=args.folder, tag=args.tag, graph=args.graph, limit=args.limit,
-            rank=args.rank, since=args.since, until=args.until, time_field=args.time_field,
-            min_score=args.min_score, where=where, hints=args.hints, context=args.context,
-            mtime_of=_mtime_reader(root),
-        )
+        payload = op.run(source, **_arguments(op, args))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    hits = search(vault, query, _Vectors(vault).get() if args.rank == "hybrid" else None)
-    out = sys.stdout
+    note = op.note(payload)
+    if note:
+        sys.stderr.write(f"vaultlens: {note}\n")
     if args.json:
-        out.write(dumps(search_payload(vault, query, hits)) + "\n")
+        sys.stdout.write(dumps(payload) + "\n")
     else:
-        from .hints import match_label
-
-        top = hits[0].score if hits else 0
-        for hit in hits:
-            out.write(hit_line(hit, match_label(hit.score, top)) + "\n")
+        for line in op.text(payload):
+            sys.stdout.write(line + "\n")
     return 0
-
-
-def _mtime_reader(root: str):
-    """Each page's modification time, for pages whose frontmatter gives no time."""
-    from .scan import file_mtime
-
-    return lambda rel: file_mtime(root, rel)
 
 
 def cmd_jsonl(args: argparse.Namespace) -> int:
     """One vault load, then one JSON line in, one result object out (for scripts and evals).
 
-    A request is ``{"query": …, "limit"?, "type"?, "folder"?, "tag"?, "graph"?, "rank"?}``; a bad
-    one is answered with ``{"error": "…"}`` and the loop goes on.
+    A request is an operation's arguments as a JSON object, ``{"query": …, "limit"?, …}`` for a
+    search or ``{"command": "grep", "pattern": …}`` for another; ``--limit`` and ``--rank`` give
+    the defaults. A bad request is answered with ``{"error": "…"}`` and the loop goes on.
     """
     import json
 
-    root = resolve_vault(args.vault)
-    vault, _listing = _open(args, root)
-    vectors = _Vectors(vault)
+    source = _source(args)
+    defaults = {name: value for name, value in (("limit", args.limit), ("rank", args.rank)) if value is not None}
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
-            request = json.loads(line)
-            if not isinstance(request, dict) or not isinstance(request.get("query"), str):
-                raise ValueError('a request is a JSON object with a string "query"')
-            limit = request.get("limit", args.limit)
-            if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-                raise ValueError('"limit" must be a whole number of at least 1')
-            where = request.get("where") or {}
-            if not isinstance(where, dict):
-                raise ValueError('"where" must be an object of KEY: VALUE')
-            query = parse_query(
-                request["query"], type=request.get("type"), folder=request.get("folder"),
-                tag=request.get("tag"), graph=bool(request.get("graph", False)), limit=limit,
-                rank=request.get("rank", args.rank), since=request.get("since"), until=request.get("until"),
-                time_field=request.get("time_field", "updated"), min_score=request.get("min_score"),
-                where=where, hints=bool(request.get("hints", False)), context=request.get("context"),
-                mtime_of=_mtime_reader(root),
-            )
-            hits = search(vault, query, vectors.get() if query.rank == "hybrid" else None)
-            payload = search_payload(vault, query, hits)
+            payload = jsonl_answer(json.loads(line), source, defaults)
         except ValueError as exc:
             payload = {"error": str(exc)}
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
@@ -254,115 +239,19 @@ def cmd_jsonl(args: argparse.Namespace) -> int:
     return 0
 
 
-def _frontmatter_lines(root: str, paths: list[str]) -> dict[str, list[str]]:
-    """Each page's frontmatter lines as on disk (the engine's pages keep only the body)."""
-    from .retrieve import frontmatter_lines
-    from .scan import read_bytes
-
-    out: dict[str, list[str]] = {}
-    for path in paths:
-        try:
-            found = frontmatter_lines(read_bytes(root, path).decode("utf-8", errors="replace"))
-        except OSError:
-            continue
-        if found is not None:
-            out[path] = found
-    return out
-
-
-def _emit(args: argparse.Namespace, payload: dict, text_lines: list[str]) -> int:
-    if args.json:
-        sys.stdout.write(dumps(payload) + "\n")
-    else:
-        for line in text_lines:
-            sys.stdout.write(line + "\n")
-    return 0
-
-
-def _retrieval(fn, *a, **kw):
-    from .retrieve import RetrievalError
-
-    try:
-        return fn(*a, **kw)
-    except RetrievalError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def cmd_grep(args: argparse.Namespace) -> int:
-    from .retrieve import grep
-
-    root = resolve_vault(args.vault)
-    vault, _listing = _open(args, root)
-    fm = _frontmatter_lines(root, vault.sorted_paths()) if args.frontmatter else None
-    payload = _retrieval(
-        grep, vault, args.pattern, ignore_case=args.ignore_case, folder=args.folder,
-        exclude=tuple(args.exclude), limit=args.limit, frontmatter=fm,
-    )
-    lines = [f"{m['file']}:{m['line']}:{m['column']}: {m['content']}" for m in payload["matches"]]
-    if payload["truncated"]:
-        sys.stderr.write(f"vaultlens: grep cut short: {payload['reason']}\n")
-    return _emit(args, payload, lines)
-
-
-def cmd_glob(args: argparse.Namespace) -> int:
-    from .retrieve import glob
-
-    root = resolve_vault(args.vault)
-    vault, _listing = _open(args, root)
-    payload = _retrieval(glob, vault, args.pattern, args.limit or 0)
-    return _emit(args, payload, payload["files"])
-
-
-def cmd_read(args: argparse.Namespace) -> int:
-    from .retrieve import find_page, read
-    from .scan import read_bytes
-
-    root = resolve_vault(args.vault)
-    vault, _listing = _open(args, root)
-    full = None
-    if args.level == 2:
-        page = _retrieval(find_page, vault, args.page)
-        try:
-            full = read_bytes(root, page.path).decode("utf-8", errors="replace")
-        except OSError as exc:
-            raise UsageError(f"cannot read {page.path}: {exc.strerror or exc}") from None
-    payload = _retrieval(read, vault, args.page, args.level, full)
-    return _emit(args, payload, [payload["content"]])
-
-
-def cmd_related(args: argparse.Namespace) -> int:
-    from .retrieve import related_payload
-
-    root = resolve_vault(args.vault)
-    vault, _listing = _open(args, root)
-    payload = _retrieval(related_payload, vault, args.page, args.limit)
-    lines = [f"{hit['score']:>6}  [[{hit['title']}]]  ({hit['file']})  {hit['reasons']}" for hit in payload["hits"]]
-    return _emit(args, payload, lines)
-
-
-def cmd_links(args: argparse.Namespace) -> int:
-    from .retrieve import links
-
-    root = resolve_vault(args.vault)
-    vault, _listing = _open(args, root)
-    payload = _retrieval(links, vault, args.page)
-    lines = [f"-> {o['file'] or '(unresolved) ' + o['target']}  [{o['kind']} {o['line']}:{o['column']}]"
-             for o in payload["outgoing"]]
-    lines += [f"<- {i['file']}  [{i['kind']} {i['line']}:{i['column']}]" for i in payload["incoming"]]
-    lines += [f"{'->' if e['direction'] == 'out' else '<-'} {e['file'] or e['target']}  [{e['predicate']}]"
-              for e in payload["edges"]]
-    return _emit(args, payload, lines)
-
-
-COMMANDS = {
-    "search": cmd_search,
-    "jsonl": cmd_jsonl,
-    "grep": cmd_grep,
-    "glob": cmd_glob,
-    "read": cmd_read,
-    "related": cmd_related,
-    "links": cmd_links,
-}
+def jsonl_answer(request: Any, source: Source, defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The result object for one ``jsonl`` request (ValueError for a bad one)."""
+    if not isinstance(request, dict):
+        raise ValueError('a request is a JSON object: {"query": …} to search, or {"command": NAME, …}')
+    name = request.get("command", "search")
+    op = BY_NAME.get(name) if isinstance(name, str) else None
+    if op is None:
+        raise ValueError('"command" must be one of ' + ", ".join(BY_NAME))
+    data = {key: value for key, value in request.items() if key != "command"}
+    for name, value in (defaults or {}).items():
+        if data.get(name) is None and any(p.name == name for p in op.params):
+            data[name] = value
+    return op.run(source, **check_object(op, data, also=("command",)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -372,8 +261,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
-            raise UsageError("a command is required: search, grep, glob, read, related, links, jsonl, lsp (see vaultlens --help)")
-        return COMMANDS[args.command](args)
+            names = ", ".join([*BY_NAME, "jsonl", "lsp"])
+            raise UsageError(f"a command is required: {names} (see vaultlens --help)")
+        if args.command == "jsonl":
+            return cmd_jsonl(args)
+        return run_operation(BY_NAME[args.command], args)
     except UsageError as exc:
         sys.stderr.write(f"vaultlens: error: {exc}\n")
         return EXIT_USAGE

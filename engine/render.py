@@ -102,10 +102,12 @@ def dumps(payload: Any) -> str:
 def hit_line(hit: Hit, label: str = "") -> str:
     """One line of the human output: score, [match label,] [[Title]], (path)."""
     tag = f"  {label:<6}" if label else ""
-    return f"{_number(hit.score):>6}{tag}  [[{hit.page.title}]]  ({hit.page.path})"
+    return f"{score_text(hit.score):>6}{tag}  [[{hit.page.title}]]  ({hit.page.path})"
 
 
-def _number(value: int | float) -> str:
+def score_text(value: int | float) -> str:
+    """A score or points as the text output and tables write them: integers as they are, others
+    to six decimals at most."""
     return str(value) if isinstance(value, int) else f"{value:.6f}".rstrip("0").rstrip(".")
 
 
@@ -115,7 +117,7 @@ def breakdown_table(matched: tuple[Match, ...]) -> str:
     for m in matched:
         term = m.term if m.term else "(title)"
         field = m.field + (f" via {m.via}" if m.via else "")
-        rows.append(f"| {m.channel} | {_cell(term)} | {_cell(field)} | {m.hits} | {_number(m.points)} |")
+        rows.append(f"| {m.channel} | {_cell(term)} | {_cell(field)} | {m.hits} | {score_text(m.points)} |")
     return "\n".join(rows)
 
 
@@ -166,7 +168,7 @@ def unresolved_hover(vault: Vault, target: str, candidates: tuple[Hit, ...]) -> 
         out += ["", "**Closest pages**", "", "| page | score | matched |", "|---|--:|---|"]
         for hit in candidates:
             why = ", ".join(f"{m.channel} {m.term}".strip() for m in hit.matched[:4])
-            out.append(f"| {_cell(hit.page.title)} (`{_cell(hit.page.path)}`) | {_number(hit.score)} | {_cell(why)} |")
+            out.append(f"| {_cell(hit.page.title)} (`{_cell(hit.page.path)}`) | {score_text(hit.score)} | {_cell(why)} |")
     return "\n".join(out)
 
 

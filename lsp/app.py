@@ -26,17 +26,15 @@ from .features import (
     hover,
     outline,
     references,
-    related,
     rename,
-    retrieve,
-    search,
     symbols,
+    wiki,
 )
 from .server import VaultServer
 
-# In registration order: document sync first, then the custom requests (wiki/*), then
-# navigation and editing.
-FEATURES = (sync, search, symbols, completion, hover, retrieve, related,
+# In registration order: document sync first, then the custom requests (wiki/*, one per engine
+# operation), then navigation and editing.
+FEATURES = (sync, wiki, symbols, completion, hover,
             definition, references, outline, codelens, diagnostics, actions, rename)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import logging
 import os
 import sys
@@ -30,15 +31,13 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import CallToolResult, Resource, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
-from typing_extensions import NotRequired, TypedDict
 
-from vaultlens.engine import __version__, retrieve
+from vaultlens.engine import __version__, results
 from vaultlens.engine.cli import UsageError, resolve_vault
-from vaultlens.engine.query import RANKS, parse_query
-from vaultlens.engine.render import dumps, search_payload
-from vaultlens.engine.retrieve import RetrievalError
+from vaultlens.engine.render import dumps
 from vaultlens.engine.scan import list_pages, open_vault, read_bytes
-from vaultlens.engine.search import search
+from vaultlens.engine.operation import Operation, Param, disk_source
+from vaultlens.engine.ops import OPERATIONS, SEARCH
 from vaultlens.engine.vault import Vault
 from vaultlens.engine.vocabulary import VOCABULARY_FILE
 
@@ -62,109 +61,7 @@ and `glob` to list pages by path. Pages are named by vault-relative path, title,
 resource, vault://<path>."""
 
 
-# --- the result objects, as output schemas ---------------------------------------------------
-# Only the documented keys, each required key one the engine always writes. Keys the engine adds
-# later pass through unvalidated, so a new field never breaks a client.
-
-
-class ScoreMatch(TypedDict):
-    """One scoring site: the channel (a weights key), the term and the points it gave."""
-
-    channel: str
-    term: str
-    hits: int
-    points: int | float
-    field: NotRequired[str]
-    via: NotRequired[str]
-
-
-class SearchHit(TypedDict):
-    """A ranked page."""
-
-    title: str
-    wikilink: str
-    file: str
-    type: str | None
-    score: int | float
-    snippet: str
-    matched: list[ScoreMatch]
-
-
-class RelatedHit(SearchHit):
-    """A related page, with the one-sentence reason the editor's hover shows."""
-
-    reasons: str
-
-
-class SearchResult(TypedDict):
-    """What `vaultlens search --json` prints."""
-
-    command: Literal["search"]
-    vault: str
-    query: str
-    hits: list[SearchHit]
-    query_plan: NotRequired[dict[str, Any]]
-    hints: NotRequired[dict[str, Any]]
-
-
-class GrepMatch(TypedDict):
-    file: str
-    line: int
-    column: int
-    content: str
-
-
-class GrepResult(TypedDict):
-    """What `vaultlens grep --json` prints."""
-
-    command: Literal["grep"]
-    vault: str
-    pattern: str
-    matches: list[GrepMatch]
-    count: int
-    truncated: bool
-    reason: NotRequired[str]
-
-
-class GlobResult(TypedDict):
-    """What `vaultlens glob --json` prints."""
-
-    command: Literal["glob"]
-    vault: str
-    pattern: str
-    files: list[str]
-    count: int
-
-
-class ReadResult(TypedDict):
-    """What `vaultlens read --json` prints."""
-
-    command: Literal["read"]
-    vault: str
-    page: str
-    title: str
-    level: int
-    content: str
-
-
-class RelatedResult(TypedDict):
-    """What `vaultlens related --json` prints."""
-
-    command: Literal["related"]
-    vault: str
-    page: str
-    hits: list[RelatedHit]
-
-
-class LinksResult(TypedDict):
-    """What `vaultlens links --json` prints."""
-
-    command: Literal["links"]
-    vault: str
-    page: str
-    outgoing: list[dict[str, Any]]
-    incoming: list[dict[str, Any]]
-    edges: list[dict[str, Any]]
+# The tools' result objects (their output schemas) are declared in engine/results.py.
 
 
 # --- the live vault ----------------------------------------------------------------------------
@@ -311,62 +208,15 @@ class LiveVault(VaultSync):
 # --- what each tool runs (on the vault, in a worker thread) ------------------------------------
 
 
-def search_result(
-    vault: Vault,
-    text: str,
-    *,
-    type: str | None = None,
-    folder: str | None = None,
-    tag: str | None = None,
-    graph: bool = False,
-    limit: int = 10,
-    prefix: bool = False,
-    rank: str = "default",
-    since: str | None = None,
-    until: str | None = None,
-    time_field: str = "updated",
-    min_score: float | None = None,
-    where: dict[str, str] | None = None,
-    hints: bool = False,
-    context: str | None = None,
-    vectors: Callable[[Vault], Any] | None = None,
+def run_operation(
+    vault: Vault, op: Operation, arguments: dict[str, Any], vectors: Callable[[Vault], Any] | None = None
 ) -> dict[str, Any]:
-    """As ``vaultlens search --json``: parse_query, search, search_payload.
+    """``op`` on ``vault`` as ``vaultlens NAME --json`` runs it: page files read from disk.
 
     ``vectors(vault)`` gives the vector arm for ``rank="hybrid"`` (None runs its lexical arms only).
     """
-    from vaultlens.engine.scan import file_mtime
-
-    root = vault.root or ""
-    query = parse_query(
-        text, type=type, folder=folder, tag=tag, graph=graph, limit=limit, prefix=prefix, rank=rank,
-        since=since, until=until, time_field=time_field, min_score=min_score, where=where, hints=hints,
-        context=context,
-        mtime_of=lambda rel: file_mtime(root, rel),
-    )
-    arm = vectors(vault) if vectors is not None and query.rank == "hybrid" else None
-    return search_payload(vault, query, search(vault, query, arm))
-
-
-def grep_result(vault: Vault, pattern: str, **kwargs: Any) -> dict[str, Any]:
-    """As ``vaultlens grep --json``, frontmatter lines read as the CLI reads them."""
-    from vaultlens.engine.cli import _frontmatter_lines
-
-    if kwargs.pop("frontmatter"):
-        kwargs["frontmatter"] = _frontmatter_lines(vault.root or "", vault.sorted_paths())
-    return retrieve.grep(vault, pattern, **kwargs)
-
-
-def read_result(vault: Vault, page: str, level: int) -> dict[str, Any]:
-    """As ``vaultlens read --json``: level 2 is the whole file from disk."""
-    full = None
-    if level == 2:
-        found = retrieve.find_page(vault, page)
-        try:
-            full = read_bytes(vault.root or "", found.path).decode("utf-8", errors="replace")
-        except OSError as exc:
-            raise RetrievalError(f"cannot read {found.path}: {exc.strerror or exc}") from None
-    return retrieve.read(vault, page, level, full)
+    arm = (lambda: vectors(vault)) if vectors is not None else None
+    return op.run(disk_source(vault, vault.root or "", arm), **arguments)
 
 
 def page_text(vault: Vault, path: str) -> str | None:
@@ -420,14 +270,10 @@ def _error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-async def _answer(
-    live: LiveVault, fn: Callable[..., dict[str, Any]], *args: Any, **kwargs: Any
-) -> CallToolResult:
+async def _answer(live: LiveVault, op: Operation, arguments: dict[str, Any]) -> CallToolResult:
     try:
-        return _ok(await live.call(fn, *args, **kwargs))
-    except (
-        ValueError
-    ) as exc:  # RetrievalError, and parse_query's bad filters (as `vaultlens jsonl`)
+        return _ok(await live.call(run_operation, op, arguments, live.vector_arm))
+    except ValueError as exc:  # the engine's message for the caller (the CLI's after "error:")
         return _error(str(exc))
 
 
@@ -443,14 +289,6 @@ def _annotations(title: str) -> ToolAnnotations:
         idempotent_hint=True,
         open_world_hint=False,
     )
-
-
-PageName = Annotated[
-    str,
-    Field(
-        description="The page: a vault-relative path (ai/rag/graph-rag.md), a title, an alias or a [[link]]."
-    ),
-]
 
 
 class VaultMCPServer(MCPServer):
@@ -501,209 +339,53 @@ class VaultMCPServer(MCPServer):
         return await super().read_resource(uri, context)
 
 
+def _annotation(param: Param) -> Any:
+    """The type an MCP argument is validated as, with its schema (description, bounds, values)."""
+    kind: Any = {list: list[str], dict: dict[str, str]}.get(param.kind, param.kind)
+    field: dict[str, Any] = {"description": param.help}
+    if param.minimum is not None:
+        field["ge"] = param.minimum
+    if param.choices and param.checked_by_run:
+        field["json_schema_extra"] = {"enum": list(param.choices)}  # shown; ``run`` says what is wrong
+    elif param.choices:
+        kind = Literal[param.choices]  # type: ignore[valid-type]
+    if not param.required and param.agent_default is None:
+        kind = kind | None
+    return Annotated[kind, Field(**field)]
+
+
+def tool_function(live: LiveVault, op: Operation) -> Callable[..., Any]:
+    """An async function the SDK can make ``op``'s tool from: its signature (one keyword per
+    parameter, typed, described, with the MCP default) gives the input schema, its return
+    annotation the output schema."""
+
+    async def tool(**arguments: Any) -> CallToolResult:
+        return await _answer(live, op, arguments)
+
+    params = [
+        inspect.Parameter(
+            p.name, inspect.Parameter.KEYWORD_ONLY, annotation=_annotation(p),
+            default=inspect.Parameter.empty if p.required else p.agent_default,
+        )
+        for p in op.params
+    ]
+    returns = Annotated[CallToolResult, getattr(results, op.result)]
+    tool.__name__ = tool.__qualname__ = op.name
+    tool.__doc__ = op.description
+    tool.__signature__ = inspect.Signature(params, return_annotation=returns)  # type: ignore[attr-defined]
+    tool.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
+    return tool
+
+
 def build_server(
     live: LiveVault, *, log_level: Literal["INFO", "WARNING"] = "WARNING"
 ) -> VaultMCPServer:
-    """The MCP server over ``live``: six read-only tools, page resources, a search template."""
+    """The MCP server over ``live``: a read-only tool per operation, page resources, a search template."""
     server = VaultMCPServer(
         live, name="vaultlens", version=__version__, instructions=INSTRUCTIONS, log_level=log_level
     )
-
-    @server.tool(
-        name="search", title="Search the vault", annotations=_annotations("Search the vault")
-    )
-    async def search(
-        query: Annotated[
-            str,
-            Field(description="Words to look for, as a person would type them (e.g. 'graph rag')."),
-        ],
-        type: Annotated[
-            str | None,
-            Field(
-                description="Only pages whose frontmatter `type` is exactly this (e.g. 'concept')."
-            ),
-        ] = None,
-        folder: Annotated[
-            str | None,
-            Field(description="Only pages under this vault-relative folder (e.g. 'ai/rag')."),
-        ] = None,
-        tag: Annotated[
-            str | None,
-            Field(description="Only pages with this tag; a parent tag 'ai' also matches 'ai/rag'."),
-        ] = None,
-        graph: Annotated[
-            bool,
-            Field(
-                description="Also rank pages reached from the keyword hits over typed edges (sources, related, depends_on)."
-            ),
-        ] = False,
-        limit: Annotated[int, Field(ge=1, description="At most this many hits.")] = 10,
-        prefix: Annotated[
-            bool,
-            Field(
-                description="As-you-type matching: the last word may be the start of a title word."
-            ),
-        ] = False,
-        rank: Annotated[
-            Literal[RANKS],  # type: ignore[valid-type]
-            Field(
-                description="'default': the explained channel ranking. 'hybrid': fused with BM25F and, where "
-                "the embeddings extra is installed, sentence-embedding similarity (reciprocal rank fusion); "
-                "try it when default finds little for a paraphrased question."
-            ),
-        ] = "default",
-        since: Annotated[
-            str | None,
-            Field(description="Only pages updated at or after this: a relative span (30m, 2h, 7d, 4w) or an ISO date/time (no zone = UTC)."),
-        ] = None,
-        until: Annotated[
-            str | None,
-            Field(description="Only pages updated at or before this (same forms as `since`)."),
-        ] = None,
-        time_field: Annotated[
-            Literal["updated", "created"],
-            Field(description="Which page time `since`/`until` read: frontmatter updated or created (else the file's modification time)."),
-        ] = "updated",
-        min_score: Annotated[float | None, Field(description="Only hits scoring at least this.")] = None,
-        where: Annotated[
-            dict[str, str] | None,
-            Field(description="Frontmatter equality filters, all must hold: {key: value}; a list field matches when it holds the value."),
-        ] = None,
-        hints: Annotated[
-            bool,
-            Field(description="Add `hints` for an agent loop: sufficient, max_score, next_action (synthesize | refine | expand | broaden), suggested_queries, related_ids, gap_keywords."),
-        ] = True,
-        context: Annotated[
-            str | None,
-            Field(description="The page the agent is working on (path, title, alias or [[link]]): hits one link away from it get a context-edge point, and the result's query_plan names it."),
-        ] = None,
-    ) -> Annotated[CallToolResult, SearchResult]:
-        """Rank the vault's pages for a query, best first, with every point of every score explained.
-
-        Start here to find the notes about a topic. Each hit has its title, [[wikilink]], file,
-        frontmatter type, score, a snippet and `matched`: one entry per scoring site (its channel,
-        such as title-term, tag-term or body-term; the query term; the points), and the score is
-        their sum. Filters combine with AND. Same vault and query, same answer. Then `read` a
-        hit, or follow `related`/`links` to the pages around it.
-        """
-        return await _answer(
-            live,
-            search_result,
-            query,
-            type=type,
-            folder=folder,
-            tag=tag,
-            graph=graph,
-            limit=limit,
-            prefix=prefix,
-            rank=rank,
-            since=since,
-            until=until,
-            time_field=time_field,
-            min_score=min_score,
-            where=where,
-            hints=hints,
-            context=context,
-            vectors=live.vector_arm,
-        )
-
-    @server.tool(name="read", title="Read a page", annotations=_annotations("Read a page"))
-    async def read(
-        page: PageName,
-        level: Annotated[
-            int,
-            Field(
-                description="0: abstract (frontmatter summary/description, else the first paragraph, at most 400 "
-                "characters); 1: overview (the heading outline with each section's first sentence); 2: the "
-                "whole file as on disk, frontmatter included.",
-                json_schema_extra={"enum": [0, 1, 2]},
-            ),
-        ] = 1,
-    ) -> Annotated[CallToolResult, ReadResult]:
-        """Read one page at a chosen level of detail: 0 abstract, 1 overview (default), 2 full text.
-
-        Skim with 0 or 1 to decide whether a page matters before spending context on level 2.
-        The result names the page's path and title.
-        """
-        return await _answer(live, read_result, page, level)
-
-    @server.tool(name="related", title="Related pages", annotations=_annotations("Related pages"))
-    async def related(
-        page: PageName,
-        limit: Annotated[int, Field(ge=1, description="At most this many pages.")] = 10,
-    ) -> Annotated[CallToolResult, RelatedResult]:
-        """The pages most related to a page, best first, each with `reasons` (one sentence) and its score breakdown.
-
-        Evidence: links in either direction, typed frontmatter edges, shared tags, pages cited
-        together, shared link targets and title words. Use it to widen an answer beyond keyword hits.
-        """
-        return await _answer(live, retrieve.related_payload, page, limit)
-
-    @server.tool(name="links", title="Links of a page", annotations=_annotations("Links of a page"))
-    async def links(page: PageName) -> Annotated[CallToolResult, LinksResult]:
-        """A page's outgoing links, incoming links (backlinks) and typed edges, with 1-based line and column.
-
-        Outgoing links give the file each resolves to (null when it resolves to no page). Typed
-        edges are frontmatter relations (sources, related, depends_on) with a direction.
-        """
-        return await _answer(live, retrieve.links, page)
-
-    @server.tool(name="grep", title="Grep page text", annotations=_annotations("Grep page text"))
-    async def grep(
-        pattern: Annotated[
-            str,
-            Field(description="A regular expression (Python `regex` syntax), matched per line."),
-        ],
-        ignore_case: Annotated[bool, Field(description="Match without regard to case.")] = False,
-        folder: Annotated[
-            str | None, Field(description="Only pages under this vault-relative folder.")
-        ] = None,
-        exclude: Annotated[
-            list[str],
-            Field(
-                description="Skip pages whose path starts with any of these prefixes (e.g. 'daily/')."
-            ),
-        ] = [],  # noqa: B006 - pydantic copies defaults
-        frontmatter: Annotated[
-            bool, Field(description="Search the YAML frontmatter lines too.")
-        ] = False,
-        limit: Annotated[
-            int, Field(ge=1, description="At most this many matches listed (`count` has them all).")
-        ] = 100,
-    ) -> Annotated[CallToolResult, GrepResult]:
-        """Lines of page text matching a regular expression, in path then line order (1-based line and column).
-
-        Use it for exact strings, names, code or identifiers that ranked `search` may not put
-        first. The work is bounded in time: a pattern too slow to finish gives `truncated: true`
-        and a `reason`.
-        """
-        return await _answer(
-            live,
-            grep_result,
-            pattern,
-            ignore_case=ignore_case,
-            folder=folder,
-            exclude=tuple(exclude),
-            limit=limit,
-            frontmatter=frontmatter,
-        )
-
-    @server.tool(
-        name="glob", title="Find pages by path", annotations=_annotations("Find pages by path")
-    )
-    async def glob(
-        pattern: Annotated[
-            str,
-            Field(
-                description="A glob over vault-relative paths: '**/*.md', 'ai/*' (pages directly in ai/), 'ai/**'."
-            ),
-        ],
-        limit: Annotated[
-            int | None, Field(ge=1, description="At most this many paths (`count` has them all).")
-        ] = None,
-    ) -> Annotated[CallToolResult, GlobResult]:
-        """Vault-relative paths of the pages matching a glob, sorted: list a folder or find a file by name."""
-        return await _answer(live, retrieve.glob, pattern, limit or 0)
+    for op in OPERATIONS:
+        server.add_tool(tool_function(live, op), name=op.name, title=op.title, annotations=_annotations(op.title))
 
     @server.resource(
         SCHEME + "search/{query}",
@@ -714,7 +396,7 @@ def build_server(
     )
     async def search_resource(query: str) -> str:
         try:
-            payload = await live.call(search_result, query)
+            payload = await live.call(run_operation, SEARCH, {**SEARCH.defaults(), "query": query})
         except ValueError as exc:
             raise ResourceError(str(exc)) from None
         return dumps(payload)

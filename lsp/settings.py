@@ -13,7 +13,7 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from vaultlens.engine.scan import read_bytes
@@ -193,8 +193,3 @@ def load_vault_settings(root: str, base: Settings | None = None) -> tuple[Settin
             settings, more = merge(settings, data, SETTINGS_FILE)
             warnings += more
     return settings, warnings
-
-
-def describe(settings: Settings) -> dict[str, Any]:
-    """The settings as plain data (for logs and tests)."""
-    return {f.name: getattr(settings, f.name) for f in fields(settings)}

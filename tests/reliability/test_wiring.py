@@ -132,7 +132,7 @@ def _path_through(graph: dict[str, set[str]], group: list[str]) -> list[str]:
 
 def test_the_graph_sees_the_package():
     graph = import_graph()
-    assert f"{PACKAGE}.server" in graph[f"{PACKAGE}.features.search"]
+    assert f"{PACKAGE}.server" in graph[f"{PACKAGE}.features.wiki"]
     assert {f"{PACKAGE}.sync", f"{PACKAGE}.features.rename"} <= graph[f"{PACKAGE}.app"]
     assert f"{PACKAGE}.live" in graph[f"{PACKAGE}.mcp_server"]
 

@@ -1,0 +1,299 @@
+"""Every operation vaultlens answers, each declared once: its parameters, its answer, its result.
+
+``vaultlens NAME …`` (and a ``jsonl`` request ``{"command": NAME, …}``), the language server's
+``wiki/NAME`` request and the MCP tool ``NAME`` are all built from the declarations below
+(see ``engine/operation.py`` for what a declaration holds), so they take the same parameters
+and return the same result object. Adding an operation: declare it here, list it in
+``OPERATIONS`` and give its result's shape in ``engine/results.py``; every surface then offers it.
+
+Must not: know any protocol; rank or filter (that is the engine's modules, called from here).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .operation import DocumentPath, Operation, Param, Source
+from .query import RANKS, parse_query
+from .render import score_text, search_payload, vault_name
+from .scan import file_mtime
+from .search import search as ranked_search
+
+# ``retrieve`` (and the regex package) load when an operation other than search runs, so that
+# ``vaultlens search`` starts as fast as it did before the operations were declared here.
+
+# --- parameters several operations share -------------------------------------------------------
+
+
+def page_param() -> Param:
+    return Param(
+        "page", str, "The page: a vault-relative path (ai/rag/graph-rag.md), a title, an alias or a [[link]].",
+        required=True, page=True,
+    )
+
+
+def folder_param(example: str = "") -> Param:
+    return Param("folder", str, f"Only pages under this vault-relative folder{example}.", metavar="F")
+
+
+# --- search ------------------------------------------------------------------------------------
+
+
+def _search(source: Source, query: str, **options: Any) -> dict[str, Any]:
+    """parse_query, search, search_payload: the result object ``vaultlens search --json`` prints."""
+    root = source.root
+    parsed = parse_query(query, **options, mtime_of=lambda rel: file_mtime(root, rel))
+    arm = source.vectors() if source.vectors is not None and parsed.rank == "hybrid" else None
+    return search_payload(source.vault, parsed, ranked_search(source.vault, parsed, arm))
+
+
+def _search_text(payload: dict[str, Any]) -> list[str]:
+    from .hints import match_label
+
+    hits = payload["hits"]
+    top = hits[0]["score"] if hits else 0
+    return [
+        f"{score_text(h['score']):>6}  {match_label(h['score'], top):<6}  [[{h['title']}]]  ({h['file']})"
+        for h in hits
+    ]
+
+
+SEARCH = Operation(
+    name="search",
+    title="Search the vault",
+    description="""\
+Rank the vault's pages for a query, best first, with every point of every score explained.
+
+Start here to find the notes about a topic. Each hit has its title, [[wikilink]], file,
+frontmatter type, score, a snippet and `matched`: one entry per scoring site (its channel,
+such as title-term, tag-term or body-term; the query term; the points), and the score is
+their sum. Filters combine with AND. Same vault and query, same answer. Then `read` a
+hit, or follow `related`/`links` to the pages around it.""",
+    params=(
+        Param("query", str, "Words to look for, as a person would type them (e.g. 'graph rag').", required=True),
+        Param("type", str, "Only pages whose frontmatter `type` is exactly this (e.g. 'concept').", metavar="T"),
+        folder_param(" (e.g. 'ai/rag')"),
+        Param("tag", str, "Only pages with this tag; a parent tag 'ai' also matches 'ai/rag'.", metavar="G"),
+        Param("graph", bool, "Also rank pages reached from the keyword hits over typed edges (sources, related, depends_on).",
+              default=False),
+        Param("limit", int, "At most this many hits.", default=10, minimum=1, metavar="N"),
+        Param("prefix", bool, "As-you-type matching: the last word may be the start of a title word.", default=False),
+        Param(
+            "rank", str,
+            "'default': the explained channel ranking. 'hybrid': fused with BM25F and, where the embeddings extra "
+            "is installed, sentence-embedding similarity (reciprocal rank fusion); try it when default finds little "
+            "for a paraphrased question.",
+            default="default", choices=RANKS,
+        ),
+        Param("since", str, "Only pages updated at or after this: a relative span (30m, 2h, 7d, 4w) or an ISO "
+              "date/time (no zone = UTC).", metavar="WHEN",
+              expects="a string (30m, 2h, 7d, 4w or an ISO date/time)"),
+        Param("until", str, "Only pages updated at or before this (same forms as `since`).", metavar="WHEN",
+              expects="a string (30m, 2h, 7d, 4w or an ISO date/time)"),
+        Param("time_field", str, "Which page time `since`/`until` read: frontmatter updated or created (else the "
+              "file's modification time).", default="updated", choices=("updated", "created")),
+        Param("min_score", float, "Only hits scoring at least this.", metavar="N"),
+        Param("where", dict, "Frontmatter equality filters, all must hold: each key equals its value, or a list "
+              "field holds it.", key="filter", metavar="KEY=VALUE",
+              expects="an object of frontmatter KEY: VALUE"),
+        Param("hints", bool, "Add `hints` for an agent loop: sufficient, max_score, next_action (synthesize | refine "
+              "| expand | broaden), suggested_queries, related_ids, gap_keywords.", default=False, mcp_default=True),
+        Param("context", str, "The page being worked on (path, title, alias or [[link]]): hits one link away from it "
+              "get a context-edge point, and the result's query_plan names it.", page=True, metavar="PAGE",
+              expects="a page (path, title, alias, [[link]]) or a document URI"),
+    ),
+    run=_search,
+    result="SearchResult",
+    text=_search_text,
+)
+
+
+# --- grep --------------------------------------------------------------------------------------
+
+
+def _grep(
+    source: Source, pattern: str, *, ignore_case: bool, folder: str | None, exclude: list[str],
+    frontmatter: bool, limit: int,
+) -> dict[str, Any]:
+    from . import retrieve
+
+    lines = _frontmatter_lines(source) if frontmatter else None
+    return retrieve.grep(
+        source.vault, pattern, ignore_case=ignore_case, folder=folder, exclude=tuple(exclude), limit=limit,
+        frontmatter=lines,
+    )
+
+
+def _frontmatter_lines(source: Source) -> dict[str, list[str]]:
+    """Each page's frontmatter lines as the source has the file (the index keeps only the body)."""
+    from . import retrieve
+
+    out: dict[str, list[str]] = {}
+    for path in source.vault.sorted_paths():
+        try:
+            text = source.text(path)
+        except OSError:
+            continue
+        found = retrieve.frontmatter_lines(text) if text else None
+        if found is not None:
+            out[path] = found
+    return out
+
+
+GREP = Operation(
+    name="grep",
+    title="Grep page text",
+    description="""\
+Lines of page text matching a regular expression, in path then line order (1-based line and column).
+
+Use it for exact strings, names, code or identifiers that ranked `search` may not put
+first. The work is bounded in time: a pattern too slow to finish gives `truncated: true`
+and a `reason`.""",
+    params=(
+        Param("pattern", str, "A regular expression (Python `regex` syntax), matched per line.", required=True),
+        Param("ignore_case", bool, "Match without regard to case.", default=False, short="-i"),
+        folder_param(),
+        Param("exclude", list, "Skip pages whose path starts with any of these prefixes (e.g. 'daily/').",
+              metavar="PREFIX", expects="a list of path prefixes"),
+        Param("frontmatter", bool, "Search the YAML frontmatter lines too.", default=False),
+        Param("limit", int, "At most this many matches listed (`count` has them all).", default=100, minimum=1,
+              metavar="N"),
+    ),
+    run=_grep,
+    result="GrepResult",
+    text=lambda payload: [f"{m['file']}:{m['line']}:{m['column']}: {m['content']}" for m in payload["matches"]],
+    note=lambda payload: f"grep cut short: {payload['reason']}" if payload["truncated"] else None,
+)
+
+
+# --- glob --------------------------------------------------------------------------------------
+
+
+def _glob(source: Source, pattern: str, *, limit: int | None) -> dict[str, Any]:
+    from . import retrieve
+
+    return retrieve.glob(source.vault, pattern, limit or 0)
+
+
+GLOB = Operation(
+    name="glob",
+    title="Find pages by path",
+    description="Vault-relative paths of the pages matching a glob, sorted: list a folder or find a file by name.",
+    params=(
+        Param("pattern", str, "A glob over vault-relative paths: '**/*.md', 'ai/*' (pages directly in ai/), 'ai/**'.",
+              required=True),
+        Param("limit", int, "At most this many paths (`count` has them all).", minimum=1, metavar="N"),
+    ),
+    run=_glob,
+    result="GlobResult",
+    text=lambda payload: list(payload["files"]),
+)
+
+
+# --- read --------------------------------------------------------------------------------------
+
+
+def _read(source: Source, page: str, *, level: int) -> dict[str, Any]:
+    from . import retrieve
+
+    full = None
+    if level == 2:
+        found = retrieve.find_page(source.vault, page)
+        try:
+            full = source.text(found.path)
+        except OSError as exc:
+            raise retrieve.RetrievalError(f"cannot read {found.path}: {exc.strerror or exc}") from None
+    return retrieve.read(source.vault, page, level, full)
+
+
+READ = Operation(
+    name="read",
+    title="Read a page",
+    description="""\
+Read one page at a chosen level of detail: 0 abstract, 1 overview (default), 2 full text.
+
+Skim with 0 or 1 to decide whether a page matters before spending context on level 2.
+The result names the page's path and title.""",
+    params=(
+        page_param(),
+        Param(
+            "level", int,
+            "0: abstract (frontmatter summary/description, else the first paragraph, at most 400 characters); "
+            "1: overview (the heading outline with each section's first sentence); 2: the whole file as on "
+            "disk, frontmatter included.",
+            default=1, choices=(0, 1, 2), checked_by_run=True,  # retrieve.LEVELS
+        ),
+    ),
+    run=_read,
+    result="ReadResult",
+    text=lambda payload: [payload["content"]],
+)
+
+
+# --- related -----------------------------------------------------------------------------------
+
+
+def _related(source: Source, page: str, *, limit: int) -> dict[str, Any]:
+    from . import retrieve
+
+    vault = source.vault
+    if isinstance(page, DocumentPath) and page not in vault.pages:  # a document that is no page (yet)
+        return {"command": "related", "vault": vault_name(vault), "page": str(page), "hits": []}
+    return retrieve.related_payload(vault, page, limit)
+
+
+RELATED = Operation(
+    name="related",
+    title="Related pages",
+    description="""\
+The pages most related to a page, best first, each with `reasons` (one sentence) and its score breakdown.
+
+Evidence: links in either direction, typed frontmatter edges, shared tags, pages cited
+together, shared link targets and title words. Use it to widen an answer beyond keyword hits.""",
+    params=(
+        page_param(),
+        Param("limit", int, "At most this many pages.", default=10, minimum=1, metavar="N"),
+    ),
+    run=_related,
+    result="RelatedResult",
+    text=lambda payload: [
+        f"{hit['score']:>6}  [[{hit['title']}]]  ({hit['file']})  {hit['reasons']}" for hit in payload["hits"]
+    ],
+)
+
+
+# --- links -------------------------------------------------------------------------------------
+
+
+def _links(source: Source, page: str) -> dict[str, Any]:
+    from . import retrieve
+
+    return retrieve.links(source.vault, page)
+
+
+def _links_text(payload: dict[str, Any]) -> list[str]:
+    lines = [f"-> {o['file'] or '(unresolved) ' + o['target']}  [{o['kind']} {o['line']}:{o['column']}]"
+             for o in payload["outgoing"]]
+    lines += [f"<- {i['file']}  [{i['kind']} {i['line']}:{i['column']}]" for i in payload["incoming"]]
+    lines += [f"{'->' if e['direction'] == 'out' else '<-'} {e['file'] or e['target']}  [{e['predicate']}]"
+              for e in payload["edges"]]
+    return lines
+
+
+LINKS = Operation(
+    name="links",
+    title="Links of a page",
+    description="""\
+A page's outgoing links, incoming links (backlinks) and typed edges, with 1-based line and column.
+
+Outgoing links give the file each resolves to (null when it resolves to no page). Typed
+edges are frontmatter relations (sources, related, depends_on) with a direction.""",
+    params=(page_param(),),
+    run=_links,
+    result="LinksResult",
+    text=_links_text,
+)
+
+
+OPERATIONS: tuple[Operation, ...] = (SEARCH, GREP, GLOB, READ, RELATED, LINKS)
+BY_NAME = {op.name: op for op in OPERATIONS}
