@@ -53,7 +53,10 @@ def schema_version() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.blake2b(digest_size=16)
     digest.update("\n".join(parts).encode())
-    for module in ("cache.py", "compact.py", "fields.py", "model.py", "page.py", "scan.py", "text.py", "vault.py"):
+    for module in (
+        "cache.py", "compact.py", "fields.py", "links.py", "model.py", "page.py", "pathindex.py", "postings.py", "scan.py",
+        "text.py", "vault.py",
+    ):
         try:
             with open(os.path.join(here, module), "rb") as fh:
                 digest.update(fh.read())

@@ -719,7 +719,7 @@ def detect_label_first(vault: Vault) -> bool:
     where both sides resolve say nothing about the order.
     """
     only_target = only_label = 0
-    resolve = vault._resolve_memo  # the link index built next resolves the same targets: once
+    resolve = vault.resolve_memoised  # the link index built next resolves the same targets: once
     for path in vault.sorted_paths():
         for target, label in piped_links(vault.pages[path]):
             left = resolve(target, path, "wiki").path is not None

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from vaultkit import vault_state, write_vault
 
 from vaultlens.engine import scan
@@ -83,6 +85,39 @@ def test_path_index_changes_fold_into_its_tuples():
     assert sorted(index["a"]) == ["p2", "p3"] and index.count("a") == 2
     index.add("a", "p1")
     assert sorted(index.get("a")) == ["p1", "p2", "p3"] and dict(index.items()) == {"a": index["a"], "c": ("p1",)}
+
+
+_PATHS = st.sampled_from(["p1", "p2", "p3", "p4"])
+
+
+@settings(max_examples=150)
+@given(
+    st.dictionaries(st.sampled_from("abc"), st.sets(_PATHS, min_size=1), max_size=3),
+    st.lists(st.tuples(st.sampled_from(["flip", "read", "list", "settle"]), st.sampled_from("abcd"), _PATHS)),
+)
+def test_a_path_index_reads_what_was_filed_whatever_the_order_of_reads_and_writes(start, steps):
+    model = {key: set(paths) for key, paths in start.items()}
+    index = PathIndex.from_lists({key: sorted(paths) for key, paths in start.items()})
+    for step, key, path in steps:
+        if step == "flip":  # file the path under the key, or unfile it when it is there
+            held = model.setdefault(key, set())
+            if path in held:
+                held.discard(path)
+                assert index.discard(key, path) is (not held)
+            else:
+                held.add(path)
+                assert index.add(key, path) is (len(held) == 1)
+            if not held:
+                del model[key]
+        elif step == "read":
+            assert sorted(index.get(key, ())) == sorted(model.get(key, ()))
+            assert (key in index) is (key in model) and index.count(key) == len(model.get(key, ()))
+        elif step == "list":
+            assert len(index) == len(model) and sorted(index) == sorted(model)
+        else:
+            settled = index.settled()  # the plain dict a snapshot stores, the same contents
+            assert {k: sorted(v) for k, v in settled.items()} == {k: sorted(v) for k, v in model.items()}
+        assert {k: sorted(v) for k, v in index.items()} == {k: sorted(v) for k, v in sorted(model.items())}
 
 
 # --- warm equals cold ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from vaultkit import build_vault, write_vault
 
+from vaultlens.engine.page import parse_page
 from vaultlens.engine.scan import detect_label_first, list_pages, load_pages, open_vault
 from vaultlens.engine.vault import Vault
 
@@ -240,3 +241,12 @@ def test_open_vault_keeps_obsidian_order_and_honours_an_explicit_setting(tmp_pat
     assert [link.target for link in forced.pages["Lookup.md"].links] == ["home"]
     dendron = write_vault(tmp_path / "dendron", DENDRON)
     assert open_vault(str(dendron), link_order="target-first")[0].label_first is False
+
+
+def test_the_memoised_resolution_follows_a_rename_before_the_link_index_is_built():
+    vault = build_vault({"A.md": "[[Old]]", "Old.md": "x"})
+    assert vault.resolve_memoised("Old", "A.md").path == "Old.md"  # detect_label_first's way
+    vault.remove("Old.md")
+    vault.upsert(parse_page("New.md", "---\naliases: [Old]\n---\n"))
+    assert vault.resolve_memoised("Old", "A.md") == vault.resolve("Old", "A.md")
+    assert [r.path for r in vault.resolved_links("A.md")] == ["New.md"]

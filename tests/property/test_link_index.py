@@ -2,15 +2,19 @@
 
 ``Vault`` resolves every link once (memoised by what an answer depends on) and then keeps the
 answers current page by page; these sequences build the index first, then add, replace, rename
-and remove pages, and compare after every step with ``Vault.resolve`` and a brute-force scan.
+and remove pages, and compare after every step with ``Vault.resolve`` and a brute-force scan; at the end, the
+vault's snapshot (each part's own pieces) read back equals a fresh build.
 """
 
 from __future__ import annotations
 
+import marshal
+
 from hypothesis import given, settings
-from test_properties import ops
+from test_properties import ops, parts_state
 from vaultkit import brute_backlinks, build_vault, vault_state
 
+from vaultlens.engine.compact import MARSHAL_VERSION
 from vaultlens.engine.page import parse_page
 from vaultlens.engine.vault import Vault
 
@@ -43,7 +47,13 @@ def test_the_link_index_follows_every_change(sequence):
             vault.remove(path)
             files.pop(path, None)
         check_links(vault)
-    assert vault_state(vault) == vault_state(build_vault(files))
+    fresh = build_vault(files)
+    assert vault_state(vault) == vault_state(fresh) and parts_state(vault) == parts_state(fresh)
+    # What each part writes of itself to a snapshot reads back as the same vault, link index too.
+    snapshot = marshal.loads(marshal.dumps(vault.snapshot(), MARSHAL_VERSION))
+    stored = Vault.from_snapshot([(p, vault.fields[p.path]) for p in vault.pages.values()], snapshot, "vault")
+    assert parts_state(stored) == parts_state(fresh)
+    check_links(stored)
 
 
 def test_a_heading_link_to_its_own_page_is_not_a_backlink():

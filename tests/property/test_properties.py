@@ -6,7 +6,8 @@
 - the ranking does not depend on the order pages are added (same JSON bytes);
 - filters only remove hits;
 - backlinks (from the name index) equal resolving every link of every page;
-- incremental upsert/remove leaves the vault equal to a fresh build of the final pages.
+- incremental upsert/remove leaves the vault, every index of every part, equal to a fresh build
+  of the final pages.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from vaultkit import (
 from vaultlens.engine.page import parse_page
 from vaultlens.engine.query import parse_query, passes_filters
 from vaultlens.engine.text import index_of_utf16, query_terms, tokenize, utf16_col
-from vaultlens.engine.vault import Vault
+from vaultlens.engine.vault import PathIndex, Vault
 from vaultlens.engine.weights import FIXED_STEP, POINTS
 
 WORDS = [
@@ -229,9 +230,27 @@ def test_incremental_updates_equal_a_fresh_build(sequence):
             vault.linker_count(page)  # remembered: the next changes must drop what they make untrue
     fresh = build_vault(files)
     assert vault_state(vault) == vault_state(fresh)
+    assert parts_state(vault) == parts_state(fresh)
     assert {p: vault.linker_count(page) for p, page in vault.pages.items()} == {
         p: fresh.linker_count(page) for p, page in fresh.pages.items()
     }
+
+
+def parts_state(vault: Vault) -> dict[str, object]:
+    """Every index of every part of a vault (``part.indexes()``), as plain data; checks on the
+    way that the vault's attribute of each is that very container (what readers use)."""
+    out: dict[str, object] = {}
+    for part in vault.parts:
+        for name, index in part.indexes().items():
+            if hasattr(vault, name):
+                assert getattr(vault, name) is index, name
+            if isinstance(index, PathIndex):  # the order of a key's paths carries no meaning
+                out[name] = {key: sorted(paths) for key, paths in sorted(index.items())}
+            elif isinstance(index, dict):
+                out[name] = {k: sorted(v) if isinstance(v, set) else v for k, v in sorted(index.items())}
+            else:
+                out[name] = index
+    return out
 
 
 @given(st.text(), st.data())

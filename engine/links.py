@@ -1,0 +1,442 @@
+"""The link index of a vault: the names a link can use, where every link leads, backlinks.
+
+One part of ``Vault`` (``Vault.link_index``), fed one page at a time by ``upsert``/``remove``
+or built in bulk from ``lists_of`` parts. Link resolution is computed from the name indexes
+when asked, so a link's target is always right after any page appears, disappears or is
+renamed; ``linkers`` finds the pages whose links could point at a page by name.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .compact import link_kinds, link_targets
+from .fields import PageFields
+from .model import Link, Page
+from .pathindex import PathIndex, move_keys, piece
+
+TYPED_EDGES = ("sources", "related", "depends_on")
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """Where a link leads.
+
+    ``via`` is how it resolved: ``path``, ``stem`` (file name), ``title``, ``alias`` (Obsidian
+    would not resolve it), or ``None`` when unresolved. ``candidates`` are every page that
+    resolved at that same step, sorted by (path length, path); ``path`` is the first of them.
+    ``attachment`` is True for a link to a non-Markdown file (not a page).
+    """
+
+    path: str | None
+    via: str | None
+    candidates: tuple[str, ...] = ()
+    attachment: bool = False
+
+    @property
+    def ambiguous(self) -> bool:
+        """Whether more than one page could be meant."""
+        return len(self.candidates) > 1
+
+
+UNRESOLVED = Resolution(None, None)
+
+
+def _noext(target: str) -> str:
+    return target[:-3] if target.lower().endswith(".md") else target
+
+
+def link_keys(target: str) -> tuple[str, ...]:
+    """Name keys a link target can resolve through: its base name and its whole text."""
+    t = _noext(target.strip().replace("\\", "/")).casefold()
+    base = t.rsplit("/", 1)[-1]
+    return (base,) if base == t else (base, t)
+
+
+def page_keys(page: Page) -> set[str]:
+    """The names a link can use to reach ``page``: file stem, title and aliases, casefolded."""
+    return {page.stem.casefold(), page.title.casefold(), *(a.casefold() for a in page.aliases)}
+
+
+def _by_len_then_path(path: str) -> tuple[int, str]:
+    return (len(path), path)
+
+
+_LINKS = "(links)"  # the snapshot entry of the resolved links
+
+
+class LinkIndex:
+    """Names -> pages, and where every link of every page leads.
+
+    - ``by_path``: casefolded path without ``.md`` -> the first (shortest, then lowest) of the
+      pages whose paths differ only in case (``path_holders``);
+    - ``by_stem``, ``by_title``, ``by_alias``: casefolded names -> pages;
+    - ``linkers``: every name key of a page's links and typed edges -> that page.
+
+    Resolved links (``resolved_links`` and what is read from them) are built on first need,
+    or restored from a snapshot on first need, and then kept current page by page. Two memos,
+    each with its rule:
+
+    - ``resolve_memoised`` answers, keyed by what an answer depends on (the target text,
+      Markdown or not, and the source's folder only for ``./`` ``../`` and Markdown links):
+      cleared whenever a page appears, disappears or changes a name (stem, title, alias);
+    - ``linker_count`` answers per page: dropped for a page when it changes, and for the pages
+      of a name when a link by that name comes or goes.
+
+    ``pages`` is the vault's own dict: the vault updates it before calling ``upsert`` or
+    ``remove`` here.
+    """
+
+    LISTS = ("_path_holders", "by_stem", "by_title", "by_alias", "linkers")  # snapshot/bulk names
+
+    def __init__(self, pages: dict[str, Page]) -> None:
+        self.pages = pages
+        self.by_path: dict[str, str] = {}
+        self.path_holders = PathIndex()
+        self.by_stem = PathIndex()
+        self.by_title = PathIndex()
+        self.by_alias = PathIndex()
+        self.linkers = PathIndex()
+        self._links: dict[str, tuple[Resolution, ...]] | None = None  # path -> per outlink, once built
+        self._stored: tuple[Any, ...] | None = None  # a snapshot's resolved links, restored on first need
+        self._targets: dict[str, tuple[str, ...]] = {}  # path -> kind, target, kind, target... resolved
+        self._incoming: dict[str, set[str]] = {}  # target path -> pages linking to it
+        self._memo: dict[tuple[str, bool, str | None], Resolution] = {}  # resolve_memoised answers
+        self._linker_counts: dict[str, int] = {}  # linker_count answers
+
+    # --- in bulk ---------------------------------------------------------------------------
+
+    @staticmethod
+    def lists_of(pairs: Sequence[tuple[Page, PageFields]]) -> dict[str, Any]:
+        """What ``pairs`` add to each of its indexes, as plain data (see ``vault.index_part``)."""
+        holders: dict[str, list[str]] = {}
+        by_stem: dict[str, list[str]] = {}
+        by_title: dict[str, list[str]] = {}
+        by_alias: dict[str, list[str]] = {}
+        linkers: dict[str, list[str]] = {}
+        for page, _fields in pairs:
+            path = page.path
+            holders.setdefault(_noext(path).casefold(), []).append(path)
+            by_stem.setdefault(page.stem.casefold(), []).append(path)
+            by_title.setdefault(page.title.casefold(), []).append(path)
+            for key in {a.casefold() for a in page.aliases}:
+                by_alias.setdefault(key, []).append(path)
+            for key in _link_keys(page):
+                linkers.setdefault(key, []).append(path)
+        return {"_path_holders": holders, "by_stem": by_stem, "by_title": by_title, "by_alias": by_alias,
+                "linkers": linkers}
+
+    def take(self, pairs: Sequence[tuple[Page, PageFields]], part: dict[str, Any]) -> None:
+        """While built in bulk: nothing beyond its ``LISTS`` to merge."""
+
+    def finish(self, lists: dict[str, dict[str, list[str]]]) -> None:
+        """End a bulk build: the indexes of ``LISTS`` from every part's lists merged (taken over)."""
+        self.by_path.update(
+            (key, min(paths, key=_by_len_then_path)) for key, paths in lists["_path_holders"].items()
+        )
+        self.path_holders = PathIndex.from_lists(lists["_path_holders"])
+        for name in self.LISTS[1:]:
+            setattr(self, name, PathIndex.from_lists(lists[name]))
+
+    # --- snapshots -------------------------------------------------------------------------
+
+    SNAPSHOT = (*LISTS, "by_path", _LINKS)
+
+    def snapshot_pieces(self, *, links: bool = True) -> Iterator[dict[str, Any]]:
+        """Its indexes, one piece at a time, as plain data (``from_snapshot``); with ``links``,
+        where every link resolves too (resolving all of them first if need be), last."""
+        yield {"_path_holders": ("paths", self.path_holders.settled())}
+        for name in self.LISTS[1:]:
+            yield {name: ("paths", getattr(self, name).settled())}
+        yield {"by_path": ("value", self.by_path)}
+        yield {_LINKS: ("links", self._links_state() if links else None)}
+
+    @classmethod
+    def from_snapshot(cls, pages: dict[str, Page], snapshot: dict[str, Any]) -> LinkIndex:
+        """The index a ``snapshot_pieces`` wrote (every piece merged into one dict), over the
+        vault's ``pages``; the resolved links are restored on first need (a search never needs
+        them)."""
+        index = cls(pages)
+        index.path_holders = PathIndex(piece(snapshot, "_path_holders", "paths"))
+        for name in cls.LISTS[1:]:
+            setattr(index, name, PathIndex(piece(snapshot, name, "paths")))
+        index.by_path = piece(snapshot, "by_path", "value")
+        index._stored = piece(snapshot, _LINKS, "links")
+        return index
+
+    def _links_state(self) -> tuple[Any, ...]:
+        resolved = self._resolved()
+        table: list[tuple[Any, ...]] = []
+        ids: dict[int, int] = {}
+
+        def number(r: Resolution) -> int:
+            n = ids.get(id(r))
+            if n is None:
+                n = ids[id(r)] = len(table)
+                table.append((r.path, r.via, r.candidates, r.attachment))
+            return n
+
+        per_page = {path: tuple(map(number, found)) for path, found in resolved.items()}
+        incoming = {target: tuple(sources) for target, sources in self._incoming.items()}
+        return table, per_page, self._targets, incoming  # the memo refills as pages change
+
+    def _restore_links(self, state: tuple[Any, ...]) -> None:
+        table, per_page, targets, incoming = state
+        made = [Resolution(*r) for r in table]
+        self._links = {path: tuple(made[n] for n in found) for path, found in per_page.items()}
+        self._targets = targets
+        self._incoming = {target: set(sources) for target, sources in incoming.items()}
+
+    # --- one page at a time ----------------------------------------------------------------
+
+    def upsert(self, old: Page | None, new: Page) -> None:
+        """File ``new`` (already in ``pages``) under its names instead of those of ``old``, and
+        re-resolve the links it and its names touch."""
+        path = new.path
+        if old is None:
+            key = _noext(path).casefold()
+            self.path_holders.add(key, path)
+            self.by_path[key] = min(self.path_holders[key], key=_by_len_then_path)
+        self._refile(path, old, new)
+        self._relink(old, new)
+
+    def remove(self, old: Page) -> None:
+        """Unfile ``old`` (already gone from ``pages``) and re-resolve the links it touched."""
+        path = old.path
+        key = _noext(path).casefold()
+        self.path_holders.discard(key, path)
+        if key in self.path_holders:  # another page's path differs only in case: it takes over
+            self.by_path[key] = min(self.path_holders[key], key=_by_len_then_path)
+        else:
+            self.by_path.pop(key, None)
+        self._refile(path, old, None)
+        self._relink(old, None)
+
+    def _refile(self, path: str, old: Page | None, new: Page | None) -> None:
+        self._linker_counts.pop(path, None)
+        for index, keys in (
+            (self.by_stem, lambda p: {p.stem.casefold()}),
+            (self.by_title, lambda p: {p.title.casefold()}),
+            (self.by_alias, lambda p: {a.casefold() for a in p.aliases}),
+            (self.linkers, _link_keys),
+        ):
+            before = keys(old) if old is not None else set()
+            after = keys(new) if new is not None else set()
+            if not move_keys(index, path, before, after):
+                continue
+            if index is self.linkers and self._linker_counts:
+                for key in before ^ after:
+                    for holder in self.by_stem.get(key, ()):
+                        self._linker_counts.pop(holder, None)
+
+    # Resolved links, kept current: a change to any page's names or the set of paths clears
+    # the resolve memo and re-resolves the pages whose links could name that page
+    # (``linkers``), so an edit that keeps a page's names costs its own links only.
+
+    def _relink(self, old: Page | None, new: Page | None) -> None:
+        renamed = old is None or new is None or page_keys(old) != page_keys(new)
+        if renamed:
+            self._memo.clear()
+        if self._links is None:
+            if self._stored is None:
+                return  # not built yet: it will be, from the pages as they are then
+            self._resolved()  # a stored index must take this change too
+        path = (new or old).path  # type: ignore[union-attr]
+        affected = {path}
+        if renamed:
+            for key in page_keys(old) if old is not None else ():
+                affected.update(self.linkers.get(key, ()))
+            for key in page_keys(new) if new is not None else ():
+                affected.update(self.linkers.get(key, ()))
+        for source in sorted(affected):
+            self._link_page(source)
+
+    def _resolved(self) -> dict[str, tuple[Resolution, ...]]:
+        if self._links is None and self._stored is not None:
+            stored, self._stored = self._stored, None
+            self._restore_links(stored)
+        if self._links is None:
+            self._links = {}
+            self._targets = {}
+            self._incoming = {}
+            for path in self.pages:
+                self._link_page(path)
+        return self._links
+
+    def _link_page(self, path: str) -> None:
+        links = self._links
+        assert links is not None
+        old = links.pop(path, ())
+        page = self.pages.get(path)
+        kinds = link_kinds(page) if page is not None else ()
+        new = tuple(self.resolve_memoised(t, path, kind) for kind, t in kinds)
+        self._targets.pop(path, None)
+        if page is not None:
+            links[path] = new
+            self._targets[path] = tuple(x for (kind, _t), r in zip(kinds, new) if r.path is not None for x in (kind, r.path))
+        # ``[[#Heading]]`` resolves to its own page ("self") but names no page: not a backlink.
+        before = {r.path for r in old if r.path is not None and r.via != "self"}
+        after = {r.path for r in new if r.path is not None and r.via != "self"}
+        for target in before - after:
+            holders = self._incoming.get(target)
+            if holders is not None:
+                holders.discard(path)
+                if not holders:
+                    del self._incoming[target]
+        for target in after - before:
+            self._incoming.setdefault(target, set()).add(path)
+
+    # --- resolution --------------------------------------------------------------------------
+
+    def resolve(self, target: str, source: str | None = None, kind: str = "wiki") -> Resolution:
+        """Resolve a link target as Obsidian does: path, then file name, then title, then alias.
+
+        ``source`` is the linking page's path (for ``./`` and ``../`` and Markdown links).
+        Ties resolve to the shortest path, then the lexicographically first.
+        """
+        t = target.strip().replace("\\", "/")
+        if not t:
+            return Resolution(source, "self", (source,)) if source in self.pages else UNRESOLVED
+        base = t.rsplit("/", 1)[-1]
+        dot = base.rfind(".")  # posixpath.splitext: leading dots of a name are no extension
+        ext = base[dot:].lower() if dot > 0 and base[:dot].strip(".") else ""
+        if ext and ext != ".md" and not _is_plausible_name_ext(ext):
+            return Resolution(None, None, (), attachment=True)
+        noext = _noext(t)
+
+        if "/" in noext or kind == "md":
+            tries = []
+            if noext.startswith(("./", "../")) or kind == "md":
+                source_dir = posixpath.dirname(source) if source else ""
+                tries.append(posixpath.normpath(posixpath.join(source_dir, noext)))
+            if not noext.startswith(("./", "../")):
+                tries.append(posixpath.normpath(noext.lstrip("/")))
+            for candidate in tries:
+                if candidate == ".." or candidate.startswith("../") or candidate.startswith("/"):
+                    continue  # never outside the vault
+                exact = candidate + ".md"  # the page spelled exactly so wins over one differing in case
+                hit = exact if exact in self.pages else self.by_path.get(candidate.casefold())
+                if hit is not None:
+                    return Resolution(hit, "path", (hit,))
+            if "/" in noext and not noext.startswith(("./", "../")):
+                suffix = "/" + posixpath.normpath(noext.lstrip("/")).casefold()
+                found = sorted(
+                    (p for p in self.by_stem.get(base.casefold().removesuffix(".md"), ()) if
+                     ("/" + _noext(p).casefold()).endswith(suffix)),
+                    key=_by_len_then_path,
+                )
+                if found:
+                    return Resolution(found[0], "path", tuple(found))
+        key = _noext(base if kind == "md" else noext).casefold()
+        for via, index in (("stem", self.by_stem), ("title", self.by_title), ("alias", self.by_alias)):
+            found_set = index.get(key)
+            if found_set:
+                found = sorted(found_set, key=_by_len_then_path)
+                return Resolution(found[0], via, tuple(found))
+        return UNRESOLVED
+
+    def resolve_memoised(self, target: str, source: str, kind: str = "wiki") -> Resolution:
+        """``resolve``, remembered by what the answer depends on (see the class: the memo is
+        cleared whenever a page appears, disappears or changes a name)."""
+        t = target.strip().replace("\\", "/")
+        md = kind == "md"
+        where = source if not t else (posixpath.dirname(source) if md or t.startswith(("./", "../")) else None)
+        key = (t, md, where)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self.resolve(target, source, kind)
+        return found
+
+    # --- the graph ------------------------------------------------------------------------
+
+    def resolved_links(self, path: str) -> tuple[Resolution, ...]:
+        """Where each of the page's typed edges, then body links, resolves (``outlinks`` order)."""
+        return self._resolved().get(path, ())
+
+    def outlink_targets(self, path: str) -> list[tuple[str, str]]:
+        """``(kind, target path)`` of the page's links and edges that resolve to a page."""
+        self._resolved()
+        flat = self._targets.get(path, ())
+        return list(zip(flat[::2], flat[1::2]))
+
+    def link_kinds(self, source: str, target: str) -> list[str]:
+        """The kinds of the links and edges of ``source`` that resolve to ``target``."""
+        self._resolved()
+        flat = self._targets.get(source, ())
+        kinds: list[str] = []
+        i = 1
+        while True:
+            try:
+                i = flat.index(target, i)
+            except ValueError:
+                return kinds
+            if i % 2:  # a target, not a kind
+                kinds.append(flat[i - 1])
+            i += 1
+
+    def outlink_paths(self, path: str) -> set[str]:
+        """The pages the page's links and edges resolve to (a new set)."""
+        self._resolved()
+        return set(self._targets.get(path, ())[1::2])
+
+    def linking_pages(self, path: str) -> set[str]:
+        """The pages with at least one link or edge that names ``path`` and resolves to it."""
+        self._resolved()
+        return set(self._incoming.get(path, ()))
+
+    def backlinks(self, path: str) -> list[tuple[str, Link]]:
+        """Every (source path, link) that resolves to ``path``, sorted by source then position."""
+        if path not in self.pages:
+            return []
+        links = self._resolved()
+        out: list[tuple[str, Link]] = []
+        for source in sorted(self._incoming.get(path, ())):
+            spage = self.pages[source]
+            for link, res in zip((*spage.edges, *spage.links), links.get(source, ())):
+                if res.path == path and res.via != "self":
+                    out.append((source, link))
+        return out
+
+    def linker_count(self, page: Page) -> int:
+        """How many other pages link to ``page`` by its file name (``linkers`` of its stem,
+        itself left out); memoised (see the class)."""
+        n = self._linker_counts.get(page.path)
+        if n is None:
+            linkers = self.linkers.get(page.stem.casefold())
+            n = self._linker_counts[page.path] = len(linkers) - (page.path in linkers) if linkers else 0
+        return n
+
+    def indexes(self) -> Mapping[str, Any]:
+        """Every index and derived table it keeps, by name (for tests comparing two builds)."""
+        self._resolved()
+        return {
+            "by_path": self.by_path, "path_holders": self.path_holders, "by_stem": self.by_stem,
+            "by_title": self.by_title, "by_alias": self.by_alias, "linkers": self.linkers,
+            "resolved": self._links, "targets": self._targets, "incoming": self._incoming,
+        }
+
+
+def _link_keys(page: Page) -> set[str]:
+    """The name keys of every link and typed edge of ``page`` (see ``link_keys``)."""
+    keys: set[str] = set()
+    for target in link_targets(page):
+        keys.update(link_keys(target))
+    return keys
+
+
+def _is_plausible_name_ext(ext: str) -> bool:
+    """Whether a dotted suffix is part of a page name rather than a file type.
+
+    Dendron names pages ``a.b.c`` and people write ``[[v1.2 notes]]``: a suffix is taken as a
+    file type only when it is a known attachment extension.
+    """
+    return ext not in _ATTACHMENT_EXTS
+
+
+_ATTACHMENT_EXTS = frozenset(
+    ".png .jpg .jpeg .gif .bmp .svg .webp .avif .tif .tiff .ico .pdf .mp3 .wav .m4a .ogg .flac .webm .3gp "
+    ".mp4 .mov .mkv .ogv .canvas .excalidraw .csv .json .txt .zip .docx .xlsx .pptx .html .js .css".split()
+)

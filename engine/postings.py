@@ -1,0 +1,218 @@
+"""The search postings of a vault: which pages hold each token, field by field.
+
+One part of ``Vault`` (``Vault.search_index``), fed one page at a time by ``upsert``/``remove``
+(the keys a page gained or lost, nothing else) or built in bulk from ``lists_of`` parts. Search
+and scoring read its containers through the vault's attributes of the same names.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .fields import PageFields
+from .model import Page
+from .pathindex import PathIndex, move_keys, piece
+from .text import stem
+
+PREFIX_TOKENS = 500  # name tokens a partial term expands to, at most
+
+_NO_KEYS = (frozenset(),) * 5
+
+
+class SearchIndex:
+    """Token -> pages postings, per field, with what search bounds and expands terms by.
+
+    - ``postings``: every token of every field -> pages; ``stem_tokens``: stem -> those tokens;
+    - ``name_postings``: title and alias tokens only, and ``sorted_name_tokens`` (prefixes);
+    - ``tag_postings``, ``heading_postings``, ``path_postings``: one index per field (search's
+      upper bounds: each channel bounds only the pages holding a query word there);
+    - ``body_twice``, ``body_thrice``: body tokens -> the pages holding them twice, and three
+      times or more (a term's postings by body count, so search bounds its holders without
+      looking at their counts);
+    - ``field_lengths``: sums of ``PageFields.lengths`` (BM25 average lengths).
+
+    Every container is made once and changed in place: the vault's attributes refer to them.
+    """
+
+    LISTS = (
+        "postings", "name_postings", "tag_postings", "heading_postings", "path_postings", "body_twice", "body_thrice"
+    )  # its key -> paths indexes, in a snapshot and a bulk part
+
+    def __init__(self) -> None:
+        self.postings = PathIndex()
+        self.stem_tokens: dict[str, set[str]] = {}
+        self.name_postings = PathIndex()
+        self.tag_postings = PathIndex()
+        self.heading_postings = PathIndex()
+        self.path_postings = PathIndex()
+        self.body_twice = PathIndex()
+        self.body_thrice = PathIndex()
+        self.sorted_name_tokens: list[str] = []
+        self.field_lengths = [0, 0, 0, 0, 0]
+
+    # --- in bulk ---------------------------------------------------------------------------
+
+    @staticmethod
+    def lists_of(pairs: Sequence[tuple[Page, PageFields]]) -> dict[str, Any]:
+        """What ``pairs`` add to each of its indexes, as plain data (see ``vault.index_part``)."""
+        lists: dict[str, dict[str, list[str]]] = {name: {} for name in SearchIndex.LISTS}
+        postings, names = lists["postings"], lists["name_postings"]
+        metas = lists["tag_postings"], lists["heading_postings"], lists["path_postings"]
+        twice, thrice = lists["body_twice"], lists["body_thrice"]
+        lengths = [0, 0, 0, 0, 0]
+        for page, fields in pairs:
+            path = page.path
+            # ``fields.vocabulary()``: the body's tokens (distinct already, with their counts for
+            # body_twice and body_thrice), then the other fields' tokens the body lacks
+            counts = fields.body_counts
+            for token, n in zip(counts.tokens, counts.counts):
+                found = postings.get(token)
+                if found is None:
+                    postings[token] = [path]
+                else:
+                    found.append(path)
+                if n >= 2:
+                    (twice if n == 2 else thrice).setdefault(token, []).append(path)
+            named = fields.title_set | fields.alias_set
+            for token in named.union(fields.tag_tokens, fields.tag_names, fields.file_tokens):
+                if not counts.count(token):
+                    postings.setdefault(token, []).append(path)
+            for token in named:
+                names.setdefault(token, []).append(path)
+            for meta, tokens in zip(metas, _meta_tokens(fields)):
+                for token in tokens:
+                    meta.setdefault(token, []).append(path)
+            lengths = [total + n for total, n in zip(lengths, fields.lengths)]
+        stems: dict[str, list[str]] = {}
+        for token in postings:
+            stems.setdefault(stem(token), []).append(token)
+        part: dict[str, Any] = dict(lists)
+        part["stems"] = stems
+        part["lengths"] = lengths
+        return part
+
+    def take(self, pairs: Sequence[tuple[Page, PageFields]], part: dict[str, Any]) -> None:
+        """While built in bulk: merge what of one part is not in ``LISTS`` (its stems and lengths)."""
+        stems = self.stem_tokens
+        for s, tokens in part["stems"].items():
+            group = stems.get(s)
+            if group is None:
+                stems[s] = set(tokens)
+            else:
+                group.update(tokens)
+        self.field_lengths[:] = [total + n for total, n in zip(self.field_lengths, part["lengths"])]
+
+    def finish(self, lists: dict[str, dict[str, list[str]]]) -> None:
+        """End a bulk build: the indexes of ``LISTS`` from every part's lists merged (taken over)."""
+        self.sorted_name_tokens[:] = sorted(lists["name_postings"])
+        for name in self.LISTS:
+            setattr(self, name, PathIndex.from_lists(lists[name]))
+
+    # --- snapshots -------------------------------------------------------------------------
+
+    SNAPSHOT = (*LISTS, "stem_tokens", "sorted_name_tokens", "field_lengths")
+
+    def snapshot_pieces(self) -> Iterator[dict[str, Any]]:
+        """Its indexes, one piece at a time, as plain data (``from_snapshot``)."""
+        for name in self.LISTS:
+            yield {name: ("paths", getattr(self, name).settled())}
+        for name in ("stem_tokens", "sorted_name_tokens", "field_lengths"):
+            yield {name: ("value", getattr(self, name))}
+
+    @classmethod
+    def from_snapshot(cls, snapshot: dict[str, Any]) -> SearchIndex:
+        """The index a ``snapshot_pieces`` wrote (every piece merged into one dict)."""
+        index = cls()
+        for name in cls.LISTS:
+            setattr(index, name, PathIndex(piece(snapshot, name, "paths")))
+        index.stem_tokens = piece(snapshot, "stem_tokens", "value")
+        index.sorted_name_tokens = piece(snapshot, "sorted_name_tokens", "value")
+        index.field_lengths = piece(snapshot, "field_lengths", "value")
+        return index
+
+    # --- one page at a time ----------------------------------------------------------------
+
+    def upsert(self, path: str, old: PageFields | None, new: PageFields) -> None:
+        """File the page at ``path`` under the keys of ``new`` instead of those of ``old``."""
+        lengths = self.field_lengths
+        if old is not None:
+            lengths[:] = [total - n for total, n in zip(lengths, old.lengths)]
+        lengths[:] = [total + n for total, n in zip(lengths, new.lengths)]
+        self._refile(path, old, new)
+
+    def remove(self, path: str, old: PageFields) -> None:
+        """Unfile the page at ``path`` (whose fields were ``old``)."""
+        lengths = self.field_lengths
+        lengths[:] = [total - n for total, n in zip(lengths, old.lengths)]
+        self._refile(path, old, None)
+
+    def _refile(self, path: str, old: PageFields | None, new: PageFields | None) -> None:
+        before = old.vocabulary() if old is not None else set()
+        after = new.vocabulary() if new is not None else set()
+        for token in before - after:
+            if self.postings.discard(token, path):
+                s = stem(token)
+                group = self.stem_tokens.get(s)
+                if group is not None:
+                    group.discard(token)
+                    if not group:
+                        del self.stem_tokens[s]
+        for token in after - before:
+            if self.postings.add(token, path):
+                self.stem_tokens.setdefault(stem(token), set()).add(token)
+        before = (old.title_set | old.alias_set) if old is not None else frozenset()
+        after = (new.title_set | new.alias_set) if new is not None else frozenset()
+        names = self.sorted_name_tokens
+        for token in before - after:
+            if self.name_postings.discard(token, path):
+                i = bisect.bisect_left(names, token)
+                if i < len(names) and names[i] == token:
+                    del names[i]
+        for token in after - before:
+            if self.name_postings.add(token, path):
+                bisect.insort(names, token)
+        old_keys = (*_meta_tokens(old), *_repeated(old)) if old is not None else _NO_KEYS
+        new_keys = (*_meta_tokens(new), *_repeated(new)) if new is not None else _NO_KEYS
+        indexes = (self.tag_postings, self.heading_postings, self.path_postings, self.body_twice, self.body_thrice)
+        for index, before, after in zip(indexes, old_keys, new_keys):
+            move_keys(index, path, before, after)
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def indexes(self) -> dict[str, Any]:
+        """Every index it keeps, by name (for tests comparing two builds)."""
+        return {name: getattr(self, name) for name in self.SNAPSHOT}
+
+    def name_tokens_with_prefix(self, prefix: str, limit: int = PREFIX_TOKENS) -> list[str]:
+        """Title and alias tokens that start with ``prefix`` (sorted; at most ``limit``)."""
+        tokens = self.sorted_name_tokens
+        i = bisect.bisect_left(tokens, prefix)
+        out = []
+        while i < len(tokens) and len(out) < limit:
+            token = tokens[i]
+            if not token.startswith(prefix):
+                break
+            out.append(token)
+            i += 1
+        return out
+
+
+def _repeated(fields: PageFields) -> tuple[set[str], set[str]]:
+    """A page's body tokens that occur twice, and three times or more (``body_twice``,
+    ``body_thrice``)."""
+    counts = fields.body_counts
+    twice: set[str] = set()
+    thrice: set[str] = set()
+    for token, n in zip(counts.tokens, counts.counts):
+        if n >= 2:
+            (twice if n == 2 else thrice).add(token)
+    return twice, thrice
+
+
+def _meta_tokens(fields: PageFields) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The tokens of a page's tags, headings and path (``tag_postings``, ``heading_postings``,
+    ``path_postings``): where a query term can earn points besides the title, the aliases and
+    the body."""
+    return fields.tag_names | fields.tag_tokens, fields.heading_set, fields.path_tokens
