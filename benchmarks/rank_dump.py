@@ -27,7 +27,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED_EVAL = os.path.join(HERE, "..", "..", "shared", "eval")
+SHARED_EVAL = os.path.join(HERE, "..", "..", "shared", "eval")  # --eval overrides (a worktree elsewhere)
 
 try:  # the installed package (``vaultlens.engine``), or a checkout from before it had that name
     from vaultlens.engine.query import parse_query
@@ -96,8 +96,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("vaults", nargs="+")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--eval", help="folder holding the dev sets (default ../shared/eval beside the checkout)")
     ap.add_argument("--titles", type=int, default=400, help="titles per vault at most (default 400)")
     args = ap.parse_args()
+    if args.eval:
+        global SHARED_EVAL
+        SHARED_EVAL = args.eval
+    elif not os.path.isdir(SHARED_EVAL):
+        print(f"note: no dev sets at {SHARED_EVAL}: link texts and questions are left out (--eval DIR)",
+              file=sys.stderr)
     start = time.perf_counter()
     with open(args.out, "w", encoding="utf-8") as out:
         total = sum(dump(root, out, args.titles) for root in args.vaults)
