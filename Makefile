@@ -40,7 +40,7 @@ $(BUILD_VENV)/.installed:
 
 dist: $(BUILD_VENV)/.installed
 	rm -rf dist
-	$(BUILD_VENV)/bin/python -m build --outdir dist .
+	$(BUILD_VENV)/bin/python -m build --quiet --outdir dist .
 
 clean:
 	rm -rf $(VENV) $(BUILD_VENV) dist

@@ -14,7 +14,7 @@ local uv = vim.uv or vim.loop
 local defaults = {
   -- The server command; `vaultlens` comes from `pipx install .` in a vaultlens clone (see README).
   cmd = { "vaultlens", "lsp" },
-  -- Server settings (see README "Settings"): exclude, completion = { limit, linkStyle },
+  -- Server settings (see README "Configuration"): exclude, completion = { limit, linkStyle },
   -- links = { order }, hover = { related }, diagnostics = { ... }, codeLens = { ... }.
   settings = {},
   -- A buffer belongs to the nearest folder holding the first marker found, else the second...
