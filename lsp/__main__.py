@@ -11,7 +11,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch ``vaultlens COMMAND …``; each server's imports load only for its own command."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["lsp"]:
-        from .server import run
+        from .app import run
 
         return run(args[1:])
     if args[:1] == ["mcp"]:

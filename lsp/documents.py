@@ -2,7 +2,8 @@
 never get lost.
 
 pygls 2.1's ``TextDocument`` differs from the LSP specification in three ways that corrupt a
-buffer or crash a request, so the workspace makes documents of this module's classes instead:
+buffer or crash a request, so the workspace makes documents of this module's classes instead
+(through ``lsp/pygls_compat.py``, which holds the pygls internals they hook into):
 
 - Lines: pygls splits with ``str.splitlines``, which also breaks at ``\\x0b``, ``\\x0c``,
   ``\\x1c``-``\\x1e``, ``\\x85``, U+2028 and U+2029; LSP (and the engine, ``engine/page.py``) break
@@ -27,8 +28,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lsprotocol import types
-from pygls.workspace import TextDocument, Workspace
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
+
+from .pygls_compat import TextDocumentBase, WorkspaceBase
 
 log = logging.getLogger("vaultlens")
 
@@ -79,7 +81,7 @@ class VaultPositionCodec(PositionCodec):
         return ServerTextPosition(line_no, index)
 
 
-class VaultTextDocument(TextDocument):
+class VaultTextDocument(TextDocumentBase):
     """A buffer whose lines, positions and incremental edits follow the LSP specification."""
 
     @property
@@ -90,14 +92,15 @@ class VaultTextDocument(TextDocument):
     @property
     def source(self) -> str:
         """The buffer's text; for a document never opened, the file on disk (empty if unreadable)."""
-        if self._source is None and self.path is not None:
+        text = self.stored_text
+        if text is None and self.path is not None:
             try:
                 return Path(self.path).read_bytes().decode("utf-8", errors="replace")
             except OSError:
                 return ""
-        return self._source or ""
+        return text or ""
 
-    def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:
+    def apply_range_change(self, change: types.TextDocumentContentChangePartial) -> None:
         """Replace the change's range (clamped, and put in order if reversed) with its text."""
         text = self.source
         lines = split_lines(text)
@@ -105,42 +108,15 @@ class VaultTextDocument(TextDocument):
         end = self._offset(lines, change.range.end)
         if end < start:
             start, end = end, start
-        self._source = text[:start] + change.text + text[end:]
+        self.stored_text = text[:start] + change.text + text[end:]
 
     def _offset(self, lines: Sequence[str], position: types.Position) -> int:
         at = self.position_codec.position_from_client_units(lines, position)
         return sum(len(line) for line in lines[: at.line]) + at.character
 
 
-class VaultWorkspace(Workspace):
+class VaultWorkspace(WorkspaceBase):
     """pygls' workspace, holding ``VaultTextDocument`` buffers that share one ``VaultPositionCodec``."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._position_codec = VaultPositionCodec(encoding=self._position_encoding)
-
-    @classmethod
-    def like(cls, workspace: Workspace) -> VaultWorkspace:
-        """A workspace with the same root, folders and position encoding as ``workspace``."""
-        return cls(
-            workspace._root_uri,
-            workspace._sync_kind,
-            list(workspace.folders.values()),
-            workspace.position_encoding,
-        )
-
-    def _create_text_document(
-        self,
-        doc_uri: str,
-        source: str | None = None,
-        version: int | None = None,
-        language_id: str | None = None,
-    ) -> TextDocument:
-        return VaultTextDocument(
-            doc_uri,
-            source=source,
-            version=version,
-            language_id=language_id,
-            sync_kind=self._sync_kind,
-            position_codec=self._position_codec,
-        )
+    document_class = VaultTextDocument
+    codec_class = VaultPositionCodec

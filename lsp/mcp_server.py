@@ -37,10 +37,12 @@ from vaultlens.engine.cli import UsageError, resolve_vault
 from vaultlens.engine.query import RANKS, parse_query
 from vaultlens.engine.render import dumps, search_payload
 from vaultlens.engine.retrieve import RetrievalError
-from vaultlens.engine.scan import is_page_path, list_pages, load_page, load_vocabulary, open_vault, read_bytes
+from vaultlens.engine.scan import list_pages, open_vault, read_bytes
 from vaultlens.engine.search import search
 from vaultlens.engine.vault import Vault
 from vaultlens.engine.vocabulary import VOCABULARY_FILE
+
+from .live import VaultSync
 
 log = logging.getLogger("vaultlens.mcp")
 T = TypeVar("T")
@@ -168,18 +170,22 @@ class LinksResult(TypedDict):
 # --- the live vault ----------------------------------------------------------------------------
 
 
-class LiveVault:
-    """One vault, read once, then kept current page by page from change events.
+class LiveVault(VaultSync):
+    """One vault, read once, then kept current page by page from change events, by the rules of
+    ``lsp.live.VaultSync`` (the language server's too; no buffer is ever open here).
 
     Every engine call and every update runs under one lock, in a worker thread, so no answer
     sees half an update and a long grep never stalls the protocol loop. Changes come from a
     ``watchfiles`` watcher (inotify, FSEvents, ReadDirectoryChangesW: no work while the vault is
-    idle); without one, each call first compares file sizes and modification times.
+    idle); without one, each call first compares file sizes and modification times. ``exclude``
+    globs name files that are not pages; ``vaultlens mcp`` gives none: like the CLI, it reads
+    every page.
     """
 
-    def __init__(self, root: str, *, poll: bool = False) -> None:
-        self.root = root
-        self.vault: Vault = open_vault(root)[0]  # as the CLI opens it: same pages, same link order
+    def __init__(self, root: str, *, poll: bool = False, exclude: Sequence[str] = ()) -> None:
+        exclude = tuple(exclude)
+        # as the CLI opens it: same pages, same link order
+        super().__init__(root, open_vault(root, exclude=exclude)[0], exclude)
         self.lock = anyio.Lock()
         self.polling = poll
         self._stop: anyio.Event | None = None
@@ -215,32 +221,9 @@ class LiveVault:
     # --- applying changes -------------------------------------------------------------------
 
     def apply(self, rels: set[str]) -> None:
-        """Re-read the pages at these vault-relative paths (files or folders that changed)."""
-        vault = self.vault
+        """Apply change events: the files or folders at these vault-relative paths changed."""
         for rel in sorted(rels):
-            if rel == VOCABULARY_FILE:
-                vault.set_vocabulary(load_vocabulary(self.root))
-            elif is_page_path(rel):
-                page = load_page(self.root, rel, label_first=vault.label_first)
-                if page is None:
-                    vault.remove(rel)
-                else:
-                    vault.upsert(page)
-            elif not rel.lower().endswith(".md"):
-                self._folder_changed(rel)
-
-    def _folder_changed(self, rel: str) -> None:
-        """A folder appeared, vanished or moved: events name only the folder, not its pages."""
-        prefix = rel.rstrip("/") + "/"
-        for path in [p for p in self.vault.pages if p.startswith(prefix)]:
-            if not os.path.exists(os.path.join(self.root, path)):
-                self.vault.remove(path)
-        full = os.path.join(self.root, rel)
-        if os.path.isdir(full):
-            for sub in list_pages(full).paths:
-                page = load_page(self.root, prefix + sub, label_first=self.vault.label_first)
-                if page is not None:
-                    self.vault.upsert(page)
+            self.disk_changed(rel)
 
     def relative(self, path: str) -> str | None:
         """A watcher's absolute path as a vault-relative POSIX path; None outside or in dot-folders."""
@@ -297,12 +280,15 @@ class LiveVault:
         async with self.lock:
             self._stamps = await anyio.to_thread.run_sync(self._stat_all)
             # the watcher may have missed changes before it failed: read the vault afresh
-            self.vault, _listing = await anyio.to_thread.run_sync(open_vault, self.root)
+            vault, _listing = await anyio.to_thread.run_sync(
+                functools.partial(open_vault, self.root, exclude=self.exclude)
+            )
+            self.swap_in(vault)
             self.polling = True
 
     def _stat_all(self) -> dict[str, tuple[int, int]]:
         stamps = {}
-        for rel in (*list_pages(self.root).paths, VOCABULARY_FILE):
+        for rel in (*list_pages(self.root, self.exclude).paths, VOCABULARY_FILE):
             try:
                 st = os.stat(os.path.join(self.root, rel))
             except OSError:

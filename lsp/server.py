@@ -1,22 +1,19 @@
-"""VaultServer: the pygls language server, its per-vault state, and ``vaultlens lsp``.
+"""VaultServer: the pygls language server and its per-vault state (``VaultState``).
 
 One vault per workspace folder; a page belongs to the folder that contains it. With no folder,
 the nearest ancestor of the first opened file holding ``.obsidian/`` (else the file's folder).
-State lives on the server object, never in module globals.
+State lives on the server object, never in module globals. Features import this module;
+``lsp/app.py`` builds the server with every feature registered, and runs it.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import gc
-import inspect
-import json
 import logging
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -26,21 +23,18 @@ from cattrs.v import transform_error
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import (
-    JsonRPCNotification,
-    JsonRPCRequestMessage,
-    JsonRPCResponseMessage,
-    LanguageServerProtocol,
-    default_converter,
-    lsp_method,
-)
+from pygls.protocol import default_converter, lsp_method
 
 from vaultlens.engine import __version__
 from vaultlens.engine.cli import find_vault
-from vaultlens.engine.scan import confined_path, single_malloc_arena
+from vaultlens.engine.diagnose import Finding
+from vaultlens.engine.model import Page
 from vaultlens.engine.vault import Vault
 
+from .convert import uri_to_path
 from .documents import VaultWorkspace
+from .live import VaultSync
+from .pygls_compat import ProtocolBase, check_pygls
 from .settings import Settings, load_vault_settings, merge
 from .transport import INVALID_REQUEST, PARSE_ERROR, SERVER_NOT_INITIALIZED, Unreadable, run_stdio
 
@@ -50,43 +44,39 @@ INTERNAL_ERROR = -32603
 log = logging.getLogger("vaultlens")
 
 
-@dataclass
-class VaultState:
-    """One workspace folder's vault: its live index, its settings and whether it is indexed."""
+@dataclass(eq=False, kw_only=True)
+class VaultState(VaultSync):
+    """One workspace folder's vault: its live index (``lsp.live.VaultSync``: the page rules, the
+    open buffers, loads), its settings, whether it is indexed, and what the features keep per vault."""
 
-    root: str
-    vault: Vault
     settings: Settings
-    indexed: asyncio.Event = field(default_factory=asyncio.Event)
-    open_docs: set[str] = field(default_factory=set)  # vault-relative paths of open buffers
     warnings: list[str] = field(default_factory=list)
+    indexed: asyncio.Event = field(default_factory=asyncio.Event)
+    # what the features keep per vault
+    published_diagnostics: dict[str, tuple[str, tuple[Finding, ...]]] = field(default_factory=dict)  # rel -> (uri, findings) pushed
+    pending_diagnostics: dict[str, Page | None] = field(default_factory=dict)  # rel -> the page before its changes
+    diagnostics_timer: asyncio.TimerHandle | None = None  # the debounced re-check of pending_diagnostics
+    hover_generation: int | None = None  # the vault generation hover_memo was made for
+    hover_memo: dict[Any, str] = field(default_factory=dict)  # hover texts of that generation
+    followed_paths: set[str] = field(default_factory=set)  # files an edit touched, watched on disk (sync.follow_disk)
 
-    def rel(self, path: str) -> str | None:
-        """The vault-relative POSIX path of an absolute path inside this vault, else None."""
-        rel = os.path.relpath(path, self.root)
-        if rel == "." or rel.startswith(".." + os.sep) or rel == ".." or os.path.isabs(rel):
-            return None
-        rel = rel.replace(os.sep, "/")
-        try:  # through a symbolic link that leads out of the vault: not in it, never read
-            confined_path(self.root, rel)
-        except OSError:
-            return None
-        return rel
+    def __post_init__(self) -> None:
+        self.exclude = self.settings.exclude
 
-    def abs(self, rel: str) -> str:
-        """The absolute path of a vault-relative path."""
-        return os.path.join(self.root, *rel.split("/"))
+    def use_settings(self, settings: Settings, warnings: list[str]) -> None:
+        """New settings (and their warnings); the page rules follow them."""
+        self.settings, self.warnings, self.exclude = settings, warnings, settings.exclude
 
 
-class VaultProtocol(LanguageServerProtocol):
-    """pygls' protocol, made to follow the LSP specification where pygls 2.1 does not.
+class VaultProtocol(ProtocolBase):
+    """pygls' protocol, made to follow the LSP specification where pygls 2.1 does not
+    (``lsp.pygls_compat.ProtocolBase`` holds the overrides of pygls internals: errors refused on
+    purpose logged as one line, unserialisable results answered, finished futures forgotten).
 
     - Positions are UTF-16: engine spans count UTF-16 code units.
     - Buffers are ``lsp.documents.VaultTextDocument`` (LSP line breaks, clamped positions).
     - ``receive`` checks the session's state and the params' types before pygls dispatches a
       message, answering the errors the specification asks for (``lsp.transport`` explains which).
-    - A request refused on purpose (InvalidParams, RequestFailed, ...) is logged as one line, not
-      a traceback; tracebacks are kept for the server's own bugs (InternalError).
     - ``didChange`` for a document that is not open is ignored with one log line (pygls raised
       KeyError and showed it to the user); versions that do not increase are logged.
     """
@@ -95,17 +85,12 @@ class VaultProtocol(LanguageServerProtocol):
         super().__init__(server, converter)
         self.initialize_seen = False
 
-    @property
-    def shut_down(self) -> bool:
-        """True once ``shutdown`` has been answered."""
-        return self._shutdown
-
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):  # type: ignore[override]
         if params.capabilities.general is not None:
             params.capabilities.general.position_encodings = [types.PositionEncodingKind.Utf16]
         result = yield from super().lsp_initialize(params)
-        self._workspace = VaultWorkspace.like(self._workspace)  # no document is open yet
+        self.replace_workspace(VaultWorkspace.like)  # no document is open yet
         return result
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -122,73 +107,6 @@ class VaultProtocol(LanguageServerProtocol):
             log.warning("didChange for %s has version %d after version %d; applied in arrival order",
                         uri, version, doc.version)
         yield from super().lsp_text_document__did_change(params)
-
-    # --- errors and cancellation --------------------------------------------------------------
-
-    def send_error(self, msg_id: Any, code: int, message: str) -> None:
-        """Answer request ``msg_id`` with a JSON-RPC error (``id: null`` when the id is unknown)."""
-        if msg_id is None:  # lsprotocol's ResponseErrorMessage would drop the id; JSON-RPC wants null
-            self._send_data({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
-            return
-        self._send_response(msg_id, error=types.ResponseError(code=code, message=message))
-
-    def _send_handler_result(self, future, *, msg_id):  # type: ignore[override]
-        if not future.cancelled() and isinstance(future.exception(), JsonRpcException):
-            self._request_futures.pop(msg_id, None)
-            exc = future.exception()
-            log.warning("request %r refused (%s): %s", msg_id, exc.code, exc.message)
-            self._send_response(msg_id, error=exc.to_response_error())
-            return
-        super()._send_handler_result(future, msg_id=msg_id)
-
-    def _send_data(self, data: Any) -> None:  # type: ignore[override]
-        """pygls' ``_send_data``, except that a response that cannot be serialised is answered
-        with InternalError: pygls logged the failure and the client waited for ever."""
-        if not data:
-            return
-        if self.writer is None:
-            log.error("cannot send a message: no transport")
-            return
-        try:
-            body = json.dumps(data, default=self._serialize_message)
-        except Exception:  # noqa: BLE001 - a bug in a handler's result, not in the session
-            log.exception("could not serialise a message to the client")
-            msg_id = getattr(data, "id", None)
-            if msg_id is None or getattr(data, "method", None) is not None:
-                return
-            error = {"code": INTERNAL_ERROR, "message": "Internal error: the result could not be serialised"}
-            body = json.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error})
-        data = body.encode(self.CHARSET)
-        if self._include_headers:
-            header = f"Content-Length: {len(data)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
-            data = header.encode(self.CHARSET) + data
-        res = self.writer.write(data)
-        if inspect.isawaitable(res):
-            asyncio.ensure_future(res)
-
-    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):  # type: ignore[override]
-        """pygls' handler call, with the handler's future forgotten once it is done.
-
-        pygls keeps the future of every generator, coroutine and thread handler in
-        ``_request_futures`` under the message's id, and only a request's answer removes it: each
-        ``didOpen``/``didChange``/``didClose`` (built-in generator handlers, filed under a fresh
-        uuid) and each async user handler a generator calls stayed there for good, about 1.2 kB
-        a keystroke (3.7 MB after 3,000 didChange in ``benchmarks/load.py``).
-        """
-
-        def done(future) -> None:
-            if self._request_futures.get(msg_id) is future:
-                del self._request_futures[msg_id]
-            callback(future)
-
-        super()._execute_handler(msg_id, handler, done, args, kwargs)
-
-    def _handle_cancel_notification(self, msg_id: Any) -> None:  # type: ignore[override]
-        future = self._request_futures.pop(msg_id, None)
-        if future is None:  # already answered: nothing to cancel (a normal race)
-            log.debug("$/cancelRequest for %r, which is already answered", msg_id)
-        elif future.cancel():
-            log.info("request %r cancelled", msg_id)
 
     # --- receiving ------------------------------------------------------------------------------
 
@@ -221,12 +139,12 @@ class VaultProtocol(LanguageServerProtocol):
                     log.info("notification %s dropped: %s", method, message)
                 return
         try:
-            message = self._structure(raw)
+            message = self.structure(raw)
         except Exception as exc:  # noqa: BLE001 - any malformed message is answered, never fatal
             detail = _describe(exc)
             if method is None:  # a response to our request that does not fit: fail that request
                 log.warning("the response to request %r is malformed: %s", raw.get("id"), detail)
-                future = self._request_futures.pop(raw.get("id"), None) if _plain_id(raw.get("id")) else None
+                future = self.forget_request(raw.get("id")) if _plain_id(raw.get("id")) else None
                 if future is not None and not future.done():
                     future.set_exception(JsonRpcException(f"malformed response: {detail}"))
             elif is_request:
@@ -253,22 +171,9 @@ class VaultProtocol(LanguageServerProtocol):
                 return SERVER_NOT_INITIALIZED, f"the server is not initialized: send initialize before {method}"
         elif method == types.INITIALIZE:
             return INVALID_REQUEST, "initialize may only be sent once"
-        if self._shutdown:
+        if self.shut_down:
             return INVALID_REQUEST, f"the server is shutting down: {method} after shutdown"
         return None
-
-    def _structure(self, raw: dict[str, Any]) -> Any:
-        """The typed message (what pygls' ``structure_message`` makes, without its traceback log)."""
-        if "id" in raw and "method" not in raw:
-            if "error" in raw:
-                return self._converter.structure(raw, types.ResponseErrorMessage)
-            kind = self._result_types.pop(raw["id"], None) or JsonRPCResponseMessage
-            return self._converter.structure(raw, kind)
-        kind = self.get_message_type(raw["method"])
-        if kind is None:
-            kind = JsonRPCRequestMessage if "id" in raw else JsonRPCNotification
-            raw = {"params": None, **raw}  # custom methods may omit params
-        return self._converter.structure(raw, kind)
 
 
 def strict_converter():
@@ -318,6 +223,7 @@ class VaultServer(LanguageServer):
     """The vaultlens server: vault states keyed by root, plus client-provided settings."""
 
     def __init__(self) -> None:
+        check_pygls()  # before pygls builds anything on its internals: warns, or fails, here
         super().__init__("vaultlens", __version__, protocol_cls=VaultProtocol, converter_factory=strict_converter)
         self.vaults: dict[str, VaultState] = {}
         self.init_options: Any = None
@@ -352,7 +258,7 @@ class VaultServer(LanguageServer):
         if state is None:
             settings, warnings = self.settings_for(root)
             label_first = settings.link_order == "label-first"
-            state = VaultState(root, Vault(root, label_first=label_first), settings, warnings=warnings)
+            state = VaultState(root, Vault(root, label_first=label_first), settings=settings, warnings=warnings)
             self.vaults[root] = state
         return state
 
@@ -367,8 +273,6 @@ class VaultServer(LanguageServer):
 
     def state_for_uri(self, uri: str) -> tuple[VaultState, str] | None:
         """The vault and vault-relative path of a document URI, or None outside every vault."""
-        from .convert import uri_to_path
-
         path = uri_to_path(uri)
         return self.state_for_path(path) if path else None
 
@@ -382,49 +286,3 @@ class VaultServer(LanguageServer):
         folder = os.path.dirname(path)
         found = find_vault(folder)
         return found if os.path.isdir(os.path.join(found, ".obsidian")) else folder
-
-
-def build_server() -> VaultServer:
-    """A server with every feature registered."""
-    from . import sync
-    from .features import completion, hover, retrieve, search, symbols
-
-    server = VaultServer()
-    for module in (sync, search, symbols, completion, hover, retrieve):
-        module.register(server)
-    from .features.related import register as register_related  # wiki/related
-    register_related(server)
-    from .features import actions, codelens, definition, diagnostics, outline, references, rename  # navigate, edit
-    for module in (definition, references, outline, codelens, diagnostics, actions, rename):
-        module.register(server)
-    return server
-
-
-# The cyclic collector's first threshold: 50,000 objects, not 700. The vault is frozen out of
-# its sight once loaded, requests make almost no cycles (a benchmark session at 10,000 pages:
-# 674 objects found in 123 collections), and with the default a young collection ran every few
-# keystrokes, an older one (~1.5 ms) within one request in twenty-five.
-GC_THRESHOLDS = (50_000, 10, 10)
-
-
-def run(argv: Sequence[str]) -> int:
-    """``vaultlens lsp [--tcp HOST:PORT] [--log-file F] [-v]``: serve LSP over stdio (or TCP)."""
-    parser = argparse.ArgumentParser(prog="vaultlens lsp", description="Run the vaultlens language server.")
-    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
-    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead (for debugging)")
-    parser.add_argument("--log-file", metavar="FILE", help="write the server log to FILE")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
-    args = parser.parse_args(list(argv))
-    level = logging.WARNING - 10 * min(args.verbose, 2)
-    handler: logging.Handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
-    logging.basicConfig(level=level, handlers=[handler], format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    single_malloc_arena()  # before any thread: the vault loads in one and is served from another
-    gc.set_threshold(*GC_THRESHOLDS)
-    server = build_server()
-    if args.tcp:
-        host, _, port = args.tcp.rpartition(":")
-        if not port.isdigit():
-            parser.error("--tcp takes HOST:PORT, for example 127.0.0.1:2087")
-        server.start_tcp(host or "127.0.0.1", int(port))
-        return 0
-    return server.start_io()

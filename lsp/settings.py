@@ -24,6 +24,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SETTINGS_FILE = ".vaultlens.toml"
+OBSIDIAN_APP_FILE = ".obsidian/app.json"  # Obsidian's new-note and attachment folders (vault-relative)
 LINK_STYLES = ("auto", "title", "filename", "path")
 LINK_ORDERS = ("auto", "target-first", "label-first")
 SEVERITIES = ("error", "warning", "information", "hint", "off")
@@ -172,7 +173,7 @@ def load_vault_settings(root: str, base: Settings | None = None) -> tuple[Settin
     """Defaults, then ``.obsidian/app.json`` folders, then the vault's ``.vaultlens.toml``."""
     settings = base or Settings()
     warnings: list[str] = []
-    app = os.path.join(".obsidian", "app.json")
+    app = os.path.join(*OBSIDIAN_APP_FILE.split("/"))
     if os.path.isfile(os.path.join(root, app)):
         try:
             data = json.loads(read_bytes(root, app))  # confined: a symlink out of the vault is not read

@@ -1,10 +1,14 @@
-"""Keeping the page graph live: the start-up scan, open buffers, files changed on disk, settings.
+"""Keeping the page graph live over LSP: the start-up scan, open buffers, files changed on disk,
+settings.
 
-The open buffer's text is the truth for its page while it is open; on close the page reverts to
-disk. Every change re-parses only that page and upserts it in one synchronous step on the event
-loop, so no request sees half an update. The start-up scan loads the vault off the loop (from
-the persistent index where files are unchanged), reports work-done progress, and swaps the new
-vault in at once.
+The rules are ``lsp/live.py``'s, shared with the MCP server: the open buffer's text is the truth
+for its page while it is open, and on close the page reverts to disk; every change re-parses only
+that page and upserts it in one synchronous step on the event loop, so no request sees half an
+update; folders are rescanned with the vault's exclude globs. This module turns LSP messages into
+those updates and adds what only an editor needs: work-done progress for the start-up scan (which
+loads the vault off the loop, from the persistent index where files are unchanged, and swaps it
+in at once), diagnostics after each change, settings reloads, and following on disk the files of
+an edit for clients that watch none.
 """
 
 from __future__ import annotations
@@ -18,18 +22,20 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from vaultlens.engine.cache import CacheOptions
-from vaultlens.engine.page import parse_page
-from vaultlens.engine.scan import is_page_path, list_pages, load_page, load_vault, load_vocabulary
-from vaultlens.engine.vault import Vault
+from vaultlens.engine.edits import Change
+from vaultlens.engine.scan import load_vault, load_vocabulary
 from vaultlens.engine.vocabulary import VOCABULARY_FILE
 
 from .convert import uri_to_path
 from .features import diagnostics as diagnostics_push
+from .live import Applied, Effect
 from .server import VaultServer, VaultState
-from .settings import SETTINGS_FILE
+from .settings import OBSIDIAN_APP_FILE, SETTINGS_FILE
 
 log = logging.getLogger("vaultlens")
 BATCH = 250
+FOLLOW_SECONDS = 120.0  # how long to watch the files of an edit for a client that watches none
+FOLLOW_EVERY = 0.5
 FILE_OPERATIONS = types.FileOperationRegistrationOptions(
     filters=[
         types.FileOperationFilter(pattern=types.FileOperationPattern(glob="**/*.md")),
@@ -62,7 +68,7 @@ def register(server: VaultServer) -> None:
         await _register_watchers(ls)
         await _pull_configuration(ls)
         for state in list(ls.vaults.values()):
-            state.settings, state.warnings = ls.settings_for(state.root)
+            state.use_settings(*ls.settings_for(state.root))
             state.vault.label_first = state.settings.link_order == "label-first"
             ls.index_tasks.append(asyncio.create_task(index_vault(ls, state)))
 
@@ -81,7 +87,7 @@ def register(server: VaultServer) -> None:
             if found is None:
                 return
         state, rel = found
-        _from_buffer(ls, state, rel, params.text_document.uri)
+        from_buffer(ls, state, rel, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: VaultServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -89,7 +95,7 @@ def register(server: VaultServer) -> None:
             return
         found = ls.state_for_uri(params.text_document.uri)
         if found is not None:
-            _from_buffer(ls, *found, params.text_document.uri)
+            from_buffer(ls, *found, params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: VaultServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -107,21 +113,12 @@ def register(server: VaultServer) -> None:
         if found is None:
             return
         state, rel = found
-        state.open_docs.discard(rel)
-        if is_page_path(rel):
-            before = state.vault.get(rel)
-            _from_disk(state, rel)
-            diagnostics_push.on_page(ls, state, rel, before)
+        _after(ls, state, rel, state.buffer_closed(rel))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: VaultServer, params: types.DidChangeWatchedFilesParams) -> None:
         for change in params.changes:
-            path = uri_to_path(change.uri)
-            found = ls.state_for_path(path) if path else None
-            if found is None:
-                continue
-            state, rel = found
-            _disk_changed(ls, state, rel)
+            _disk_event(ls, change.uri)
 
     @server.feature(types.WORKSPACE_DID_CREATE_FILES, FILE_OPERATIONS)
     def did_create_files(ls: VaultServer, params: types.CreateFilesParams) -> None:
@@ -173,10 +170,8 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
     the swap, so no request ever sees a page go back in time. The updated persistent index is
     written afterwards, in the background.
     """
-    if state.indexed.is_set() or getattr(state, "_indexing", False):
+    if state.indexed.is_set() or not state.begin_load():
         return
-    state._indexing = True  # type: ignore[attr-defined]
-    state._changed_while_indexing = set()  # type: ignore[attr-defined]
     token = None
     if get_capability(ls.client_capabilities, "window.work_done_progress", False):
         token = f"vaultlens-index-{uuid.uuid4().hex[:8]}"
@@ -203,16 +198,14 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
         def progress(done: int, total: int) -> None:  # in the loading thread
             loop.call_soon_threadsafe(report, done, total)
 
-        cache = CacheOptions.from_env(
-            getattr(settings, "cache_enabled", True), getattr(settings, "cache_location", "user")
-        )
+        cache = CacheOptions.from_env(settings.cache_enabled, settings.cache_location)
         loaded = await asyncio.to_thread(
-            load_vault, state.root, exclude=settings.exclude, link_order=settings.link_order, cache=cache,
+            load_vault, state.root, exclude=state.exclude, link_order=settings.link_order, cache=cache,
             progress=progress,
         )
         for warning in loaded.listing.warnings:
             log.warning("%s", warning)
-        _swap_in(ls, state, loaded.vault)
+        state.swap_in(loaded.vault, lambda rel: _buffer_text(ls, state, rel))
         for warning in (*loaded.vault.vocabulary.warnings, *state.warnings):
             ls.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=warning))
         log.info(
@@ -227,30 +220,11 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
             types.LogMessageParams(type=types.MessageType.Error, message=f"vaultlens: indexing {state.root} failed: {exc!r}")
         )
     finally:
-        state._indexing = False  # type: ignore[attr-defined]
+        state.end_load()
         state.indexed.set()
         if token:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(state.vault)} pages indexed"))
         diagnostics_push.on_indexed(ls, state)
-
-
-def _swap_in(ls: VaultServer, state: VaultState, vault: Vault) -> None:
-    """Make ``vault`` the state's vault, with the open buffers and the disk changes that arrived
-    while it was loading applied first (one synchronous step on the event loop)."""
-    old = state.vault
-    for rel in sorted(state.open_docs):
-        page = old.pages.get(rel)
-        if page is not None and old.label_first == vault.label_first:
-            vault.upsert(page, old.fields.get(rel))
-        else:
-            source = _buffer_text(ls, state, rel)
-            if source is not None:
-                vault.upsert(parse_page(rel, source, label_first=vault.label_first))
-    changed = getattr(state, "_changed_while_indexing", set())
-    state.vault = vault
-    for rel in sorted(changed - state.open_docs):
-        _from_disk(state, rel)
-    state._changed_while_indexing = set()  # type: ignore[attr-defined]
 
 
 def _buffer_text(ls: VaultServer, state: VaultState, rel: str) -> str | None:
@@ -264,74 +238,40 @@ def _buffer_text(ls: VaultServer, state: VaultState, rel: str) -> str | None:
 # --- single pages -----------------------------------------------------------------------------
 
 
-def _from_buffer(ls: VaultServer, state: VaultState, rel: str, uri: str) -> None:
+def from_buffer(ls: VaultServer, state: VaultState, rel: str, uri: str) -> None:
     """Re-parse the open buffer's text as the page (the buffer wins while open)."""
-    if rel == VOCABULARY_FILE:
-        from vaultlens.engine.vocabulary import parse_vocabulary
-
-        state.vault.set_vocabulary(parse_vocabulary(ls.workspace.get_text_document(uri).source))
-        return
-    if not is_page_path(rel):
-        return
-    state.open_docs.add(rel)
-    doc = ls.workspace.get_text_document(uri)
-    before = state.vault.get(rel)
-    state.vault.upsert(parse_page(rel, doc.source, label_first=state.vault.label_first))
-    diagnostics_push.on_page(ls, state, rel, before)
+    _after(ls, state, rel, state.buffer_changed(rel, ls.workspace.get_text_document(uri).source))
 
 
-def _from_disk(state: VaultState, rel: str) -> None:
-    if getattr(state, "_indexing", False):  # the vault being loaded may have read it before
-        state._changed_while_indexing.add(rel)  # type: ignore[attr-defined]
-    page = load_page(state.root, rel, label_first=state.vault.label_first)
-    if page is None:
-        state.vault.remove(rel)
-    else:
-        state.vault.upsert(page)
+def disk_changed(ls: VaultServer, state: VaultState, rel: str) -> None:
+    """A file or folder of the vault changed on disk: update the index (``VaultSync.disk_changed``),
+    then the diagnostics, or the settings when it was a settings file."""
+    _after(ls, state, rel, state.disk_changed(rel))
 
 
-def _disk_changed(ls: VaultServer, state: VaultState, rel: str) -> None:
-    if rel == VOCABULARY_FILE:
-        state.vault.set_vocabulary(load_vocabulary(state.root))
-    elif rel == SETTINGS_FILE or rel == ".obsidian/app.json":
+def _after(ls: VaultServer, state: VaultState, rel: str, applied: Applied) -> None:
+    if applied.effect is Effect.PAGE:
+        diagnostics_push.on_page(ls, state, rel, applied.before)
+    elif applied.effect is Effect.SETTINGS:
         _reload_settings(ls, state)
-    elif is_page_path(rel) and rel not in state.open_docs:
-        before = state.vault.get(rel)
-        _from_disk(state, rel)
-        diagnostics_push.on_page(ls, state, rel, before)
-    elif not rel.lower().endswith(".md") and rel not in state.open_docs:
-        # a folder was deleted or renamed: drop the pages that no longer exist under it
-        prefix = rel.rstrip("/") + "/"
-        for path in [p for p in state.vault.pages if p.startswith(prefix)]:
-            if not os.path.exists(state.abs(path)):
-                state.vault.remove(path)
-        if os.path.isdir(state.abs(rel)):
-            listing = list_pages(state.root, state.settings.exclude)
-            for path in listing.paths:
-                if path.startswith(prefix) and path not in state.vault.pages:
-                    _from_disk(state, path)
 
 
 def _disk_event(ls: VaultServer, uri: str) -> None:
     path = uri_to_path(uri)
     found = ls.state_for_path(path) if path else None
     if found is not None:
-        _disk_changed(ls, *found)
+        disk_changed(ls, *found)
 
 
 def _reload_settings(ls: VaultServer, state: VaultState) -> None:
     settings, warnings = ls.settings_for(state.root)
     old = state.settings
-    state.settings = settings
+    state.use_settings(settings, warnings)
     for warning in warnings:
         ls.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=warning))
     if (settings.exclude, settings.link_order) != (old.exclude, old.link_order):
         state.indexed.clear()
-        state._indexing = False  # type: ignore[attr-defined]
-        for path in list(state.vault.pages):
-            if path not in state.open_docs:
-                state.vault.remove(path)
-        state.vault.label_first = settings.link_order == "label-first"
+        state.forget_disk_pages(settings.exclude, settings.link_order == "label-first")
         ls.index_tasks.append(asyncio.create_task(index_vault(ls, state)))
     diagnostics_push.on_settings(ls, state)
 
@@ -342,7 +282,7 @@ async def _register_watchers(ls: VaultServer) -> None:
     watchers = [
         types.FileSystemWatcher(glob_pattern="**/*.md"),
         types.FileSystemWatcher(glob_pattern=f"**/{SETTINGS_FILE}"),
-        types.FileSystemWatcher(glob_pattern="**/.obsidian/app.json"),
+        types.FileSystemWatcher(glob_pattern=f"**/{OBSIDIAN_APP_FILE}"),
     ]
     try:
         await ls.client_register_capability_async(
@@ -375,3 +315,60 @@ async def _pull_configuration(ls: VaultServer) -> None:
         return
     if result and isinstance(result[0], dict):
         ls.client_settings = result[0]
+
+
+# --- following the files of an edit -----------------------------------------------------------
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def follow_disk(ls: VaultServer, state: VaultState, change: Change) -> None:
+    """Watch the files an edit touches for a while, for clients that report no file changes.
+
+    Some editors (Neovim before 0.9) apply an edit to unopened files, save and rename them
+    without ever telling the server. For those clients (no dynamic ``didChangeWatchedFiles``),
+    the files of ``change`` are polled until the edit shows on disk (edited files changed,
+    renamed files gone from the old path and present at the new one, created files present) or
+    ``FOLLOW_SECONDS`` pass; each change goes through the same path as a watched-file event.
+    """
+    if get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
+        return
+    goals: dict[str, str] = {e.path: "changed" for e in change.edits}
+    for old, new in change.renames:
+        goals[old], goals[new] = "gone", "present"
+    for path in change.creates:
+        goals[path] = "present"
+    followed = state.followed_paths
+    goals = {p: g for p, g in goals.items() if p not in followed}  # code actions are asked for again and again
+    if goals:
+        followed.update(goals)
+        ls.index_tasks.append(asyncio.ensure_future(_follow(ls, state, goals)))
+
+
+async def _follow(ls: VaultServer, state: VaultState, goals: dict[str, str]) -> None:
+    stamps = {rel: _stamp(state.abs(rel)) for rel in goals}
+    changed: set[str] = set()
+
+    def reached(rel: str) -> bool:
+        goal, stamp = goals[rel], stamps[rel]
+        return stamp is None if goal == "gone" else stamp is not None if goal == "present" else rel in changed
+
+    deadline = asyncio.get_running_loop().time() + FOLLOW_SECONDS
+    try:
+        while not all(reached(rel) for rel in goals) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(FOLLOW_EVERY)
+            for rel in sorted(goals):
+                stamp = _stamp(state.abs(rel))
+                if stamp != stamps[rel]:
+                    stamps[rel] = stamp
+                    changed.add(rel)
+                    if rel not in state.open_docs:
+                        disk_changed(ls, state, rel)
+    finally:
+        state.followed_paths.difference_update(goals)

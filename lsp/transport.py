@@ -32,14 +32,12 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from lsprotocol import types
 from pygls.io_ import StdoutWriter
-
-if TYPE_CHECKING:
-    from .server import VaultServer
 
 log = logging.getLogger("vaultlens")
 
@@ -57,6 +55,29 @@ class Unreadable:
 
 
 EOF = object()  # the client closed stdin
+
+
+class Session(Protocol):
+    """What this loop needs of the protocol (``lsp.server.VaultProtocol``)."""
+
+    shut_down: bool
+
+    def receive(self, raw: Any) -> None: ...
+
+    def send_error(self, msg_id: Any, code: int, message: str) -> None: ...
+
+    def set_writer(self, writer: Any, include_headers: bool = True) -> None: ...
+
+
+class Served(Protocol):
+    """What this loop needs of the server (``lsp.server.VaultServer``), which it knows no more of."""
+
+    protocol: Session
+    change_superseded: bool
+    input_pending: Callable[[], bool]
+    quiet_for: Callable[[], float]
+
+    def shutdown(self) -> None: ...
 
 
 class _FdReader:
@@ -209,7 +230,7 @@ class Backlog:
         return message, cancelled, superseded
 
 
-async def serve(server: VaultServer, stdin: BinaryIO) -> int:
+async def serve(server: Served, stdin: BinaryIO) -> int:
     """Handle messages from ``stdin`` until ``exit`` or end of input; the process's exit code."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -267,7 +288,7 @@ async def serve(server: VaultServer, stdin: BinaryIO) -> int:
         await asyncio.sleep(0)  # let started handlers (tasks) and their responses run
 
 
-def run_stdio(server: VaultServer, stdin: BinaryIO, stdout: BinaryIO) -> int:
+def run_stdio(server: Served, stdin: BinaryIO, stdout: BinaryIO) -> int:
     """Serve over stdio; the exit code (see ``serve``)."""
     server.protocol.set_writer(StdoutWriter(stdout))
     try:

@@ -18,7 +18,8 @@ from vaultlens.engine.fixes import quick_fixes
 from vaultlens.engine.model import Span
 
 from ..server import VaultServer
-from .changes import can_create_files, document_text, follow_disk, state_and_page, to_workspace_edit, wait_indexed
+from ..sync import follow_disk
+from .changes import can_create_files, document_text, state_and_page, to_workspace_edit, wait_indexed
 
 
 def register(server: VaultServer) -> None:

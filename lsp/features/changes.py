@@ -1,5 +1,6 @@
 """Shared wiring for the navigation and editing features: page texts, engine changes as
-WorkspaceEdits, locations, and waiting for the index.
+WorkspaceEdits, locations, and waiting for the index. (Following an edit's files on disk, for
+clients that report no file changes, is ``lsp/sync.py``'s ``follow_disk``: it is sync.)
 
 Must not: decide what to edit or rank anything; this module only translates.
 """
@@ -7,7 +8,6 @@ Must not: decide what to edit or rank anything; this module only translates.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -25,8 +25,6 @@ from ..server import VaultServer, VaultState
 
 REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 INDEX_WAIT_SECONDS = 60
-FOLLOW_SECONDS = 120.0  # how long to watch the files of an edit for a client that watches none
-FOLLOW_EVERY = 0.5
 
 
 class RequestFailed(JsonRpcException):
@@ -176,60 +174,3 @@ def state_and_page(ls: VaultServer, uri: str) -> tuple[VaultState, str] | None:
         return None
     state, rel = found
     return (state, rel) if state.vault.get(rel) is not None else None
-
-
-def _stamp(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
-
-
-def follow_disk(ls: VaultServer, state: VaultState, change: Change) -> None:
-    """Watch the files an edit touches for a while, for clients that report no file changes.
-
-    Some editors (Neovim before 0.9) apply an edit to unopened files, save and rename them
-    without ever telling the server. For those clients (no dynamic ``didChangeWatchedFiles``),
-    the files of ``change`` are polled until the edit shows on disk (edited files changed,
-    renamed files gone from the old path and present at the new one, created files present) or
-    ``FOLLOW_SECONDS`` pass; each change goes through the same path as a watched-file event.
-    """
-    if get_capability(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration", False):
-        return
-    goals: dict[str, str] = {e.path: "changed" for e in change.edits}
-    for old, new in change.renames:
-        goals[old], goals[new] = "gone", "present"
-    for path in change.creates:
-        goals[path] = "present"
-    followed: set[str] = state.__dict__.setdefault("followed_paths", set())
-    goals = {p: g for p, g in goals.items() if p not in followed}  # code actions are asked for again and again
-    if goals:
-        followed.update(goals)
-        ls.index_tasks.append(asyncio.ensure_future(_follow(ls, state, goals)))
-
-
-async def _follow(ls: VaultServer, state: VaultState, goals: dict[str, str]) -> None:
-    from ..sync import _disk_changed  # the one place that turns a disk change into an index update
-
-    followed: set[str] = state.__dict__.setdefault("followed_paths", set())
-    stamps = {rel: _stamp(state.abs(rel)) for rel in goals}
-    changed: set[str] = set()
-
-    def reached(rel: str) -> bool:
-        goal, stamp = goals[rel], stamps[rel]
-        return stamp is None if goal == "gone" else stamp is not None if goal == "present" else rel in changed
-
-    deadline = asyncio.get_running_loop().time() + FOLLOW_SECONDS
-    try:
-        while not all(reached(rel) for rel in goals) and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(FOLLOW_EVERY)
-            for rel in sorted(goals):
-                stamp = _stamp(state.abs(rel))
-                if stamp != stamps[rel]:
-                    stamps[rel] = stamp
-                    changed.add(rel)
-                    if rel not in state.open_docs:
-                        _disk_changed(ls, state, rel)
-    finally:
-        followed.difference_update(goals)

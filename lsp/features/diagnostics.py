@@ -48,7 +48,7 @@ _SEVERITY = {
 
 def _published(state: VaultState) -> dict[str, tuple[str, tuple[Finding, ...]]]:
     """What was last pushed per page: (uri, findings). Kept on the vault state."""
-    return state.__dict__.setdefault("published_diagnostics", {})
+    return state.published_diagnostics
 
 
 def pulls(ls: VaultServer) -> bool:
@@ -125,7 +125,7 @@ def on_page(ls: VaultServer, state: VaultState, rel: str, before: Page | None) -
     pending = _pending(state)
     if rel not in pending:
         pending[rel] = before
-    timer = state.__dict__.get("diagnostics_timer")
+    timer = state.diagnostics_timer
     if timer is not None:
         timer.cancel()
     try:
@@ -133,17 +133,17 @@ def on_page(ls: VaultServer, state: VaultState, rel: str, before: Page | None) -
     except RuntimeError:  # not in the server's loop (a direct call): check at once
         flush(ls, state)
         return
-    state.__dict__["diagnostics_timer"] = loop.call_later(DEBOUNCE, flush, ls, state)
+    state.diagnostics_timer = loop.call_later(DEBOUNCE, flush, ls, state)
 
 
 def _pending(state: VaultState) -> dict[str, Page | None]:
-    return state.__dict__.setdefault("pending_diagnostics", {})
+    return state.pending_diagnostics
 
 
 def flush(ls: VaultServer, state: VaultState) -> None:
     """Re-check now the pages changed since the last check (see ``on_page``)."""
-    state.__dict__.pop("diagnostics_timer", None)
-    pending = state.__dict__.pop("pending_diagnostics", {})
+    state.diagnostics_timer = None
+    pending, state.pending_diagnostics = state.pending_diagnostics, {}
     for rel in sorted(pending):
         _recheck(ls, state, rel, pending[rel])
 

@@ -57,10 +57,10 @@ MEMO_SIZE = 256
 def _memo(state) -> dict:
     """The hover texts of this vault generation (dropped whole when the vault changes)."""
     generation = state.vault.generation
-    if state.__dict__.get("hover_generation") != generation or len(state.__dict__.get("hover_memo", ())) > MEMO_SIZE:
-        state.__dict__["hover_generation"] = generation
-        state.__dict__["hover_memo"] = {}
-    return state.__dict__["hover_memo"]
+    if state.hover_generation != generation or len(state.hover_memo) > MEMO_SIZE:
+        state.hover_generation = generation
+        state.hover_memo = {}
+    return state.hover_memo
 
 
 def _link_text(state, target: str, res) -> str:

@@ -19,17 +19,16 @@ from vaultlens.engine.edits import EditError, RenameSubject, move_pages, rename,
 
 from ..convert import to_lsp_range, uri_to_path
 from ..server import VaultServer, VaultState
+from ..sync import FILE_OPERATIONS, follow_disk
 from .changes import (
     RequestFailed,
     document_text,
-    follow_disk,
     require_edit_support,
     state_and_page,
     texts_for,
     to_workspace_edit,
     wait_indexed,
 )
-from ..sync import FILE_OPERATIONS
 
 
 async def _subject(ls: VaultServer, uri: str, position: types.Position) -> tuple[VaultState, RenameSubject] | None:

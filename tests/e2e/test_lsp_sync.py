@@ -7,7 +7,9 @@ import shutil
 from pathlib import Path
 
 from e2e_support import (
+    EXAMPLE_VAULT,
     change_doc,
+    copy_vault,
     end_of,
     engine_vault,
     hover_text,
@@ -15,6 +17,7 @@ from e2e_support import (
     open_doc,
     page_symbols,
     position,
+    start_session,
     symbols,
     watched,
     whole,
@@ -186,3 +189,38 @@ async def test_a_deleted_folder_takes_its_pages_along(client: LanguageClient, va
     shutil.rmtree(folder)
     watched(client, (folder, DELETED))  # editors report only the folder
     assert page_symbols(vault, await symbols(client, "wombat")) == []
+
+
+async def test_excluded_files_stay_out_whatever_the_event(bare_client: LanguageClient, tmp_path: Path):
+    """The exclude globs of ``.vaultlens.toml`` hold for the start-up scan, folder rescans and
+    single-file events alike (``lsp/live.py``, shared with the MCP server); an open buffer wins
+    while it is open."""
+    vault = copy_vault(EXAMPLE_VAULT, tmp_path / "vault")
+    (vault / ".vaultlens.toml").write_text('exclude = ["templates/"]\n', encoding="utf-8")
+    (vault / "templates").mkdir()
+    (vault / "templates" / "Quokka Template.md").write_text("# Quokka Template\n", encoding="utf-8")
+    await start_session(bare_client, vault)
+
+    async def quokka_files() -> list[str]:
+        return [h["file"] for h in (await wiki_search(bare_client, {"query": "quokka"}))["hits"]]
+
+    assert await quokka_files() == []
+    written = vault / "templates" / "Quokka Notes.md"
+    written.write_text("# Quokka Notes\n", encoding="utf-8")
+    watched(bare_client, (written, CREATED))
+    assert await quokka_files() == []
+
+    zoo = tmp_path / "zoo"  # a folder moved in whole: the event names only the folder
+    (zoo / "templates").mkdir(parents=True)
+    (zoo / "Quokka Sightings.md").write_text("# Quokka Sightings\n", encoding="utf-8")
+    (zoo / "templates" / "Quokka Form.md").write_text("# Quokka Form\n", encoding="utf-8")
+    shutil.move(str(zoo), str(vault / "zoo"))
+    watched(bare_client, (vault / "zoo", CREATED))
+    assert await quokka_files() == ["zoo/Quokka Sightings.md"]
+
+    uri, _ = open_doc(bare_client, vault, "templates/Quokka Notes.md")
+    assert "templates/Quokka Notes.md" in await quokka_files()  # the buffer wins while open
+    bare_client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert await quokka_files() == ["zoo/Quokka Sightings.md"]

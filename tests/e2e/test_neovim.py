@@ -1,7 +1,8 @@
 """The Neovim plugin (editors/nvim) in a real headless Neovim against the real server.
 
 Runs tests/nvim/test_nvim.lua in ``nvim --headless -u NONE`` with the plugin on the runtime path,
-on a private copy of examples/vault, with the server started as ``python -m vaultlens.lsp lsp`` from this
+on a private copy of examples/vault (and, for choosing the vault folder, a copy without
+``.obsidian/``, a Dendron-style workspace and a page in a stand-in home folder), with the server started as ``python -m vaultlens.lsp lsp`` from this
 checkout. The Lua script checks completion, search, hover and related pages and exits non-zero on
 any failure. Skips when ``nvim`` (or the one named by $VAULTLENS_NVIM) is not installed.
 """
@@ -36,10 +37,33 @@ def test_neovim_plugin(tmp_path: Path) -> None:
         pytest.skip("the plugin needs Neovim 0.7 or newer")
     vault = tmp_path / "vault"
     shutil.copytree(REPO / "examples" / "vault", vault)
+    # A plain notes folder: the example vault without .obsidian/ (and no .git above /tmp).
+    plain = tmp_path / "plain"
+    shutil.copytree(REPO / "examples" / "vault", plain, ignore=shutil.ignore_patterns(".obsidian"))
+    # A Dendron workspace: dendron.yml at the top, the notes (dotted hierarchy) in notes/.
+    dendron = tmp_path / "dendron"
+    (dendron / "notes").mkdir(parents=True)
+    (dendron / "dendron.yml").write_text("version: 5\nworkspace:\n  vaults:\n    - fsPath: notes\n", encoding="utf-8")
+    for name, title, body in [
+        ("root", "Root", "The garden notes: [[garden]]."),
+        ("garden", "Garden", "Vegetables: [[Tomatoes|garden.tomatoes]] and [[Compost|garden.compost]]."),
+        ("garden.tomatoes", "Tomatoes", "Tomatoes want sun, deep watering and rich compost."),
+        ("garden.compost", "Compost", "Compost turns kitchen scraps into humus for the beds."),
+    ]:
+        (dendron / "notes" / f"{name}.md").write_text(
+            f"---\nid: {name}\ntitle: {title}\n---\n\n{body}\n", encoding="utf-8"
+        )
+    # A page right in the home folder: no marker, and home is never taken as a vault.
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "todo.md").write_text("# To do\n\n- water the tomatoes\n", encoding="utf-8")
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
         "VAULTLENS_TEST_VAULT": str(vault.resolve()),
+        "VAULTLENS_TEST_PLAIN": str(plain.resolve()),
+        "VAULTLENS_TEST_DENDRON": str(dendron.resolve()),
+        "VAULTLENS_TEST_HOME": str(home.resolve()),
         "VAULTLENS_TEST_PYTHON": sys.executable,
         # Keep Neovim's log, state and cache files out of the user's home.
         "XDG_CACHE_HOME": str(tmp_path / "cache"),

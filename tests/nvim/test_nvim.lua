@@ -38,6 +38,29 @@ local function show(value)
 end
 
 local vault = assert(os.getenv("VAULTLENS_TEST_VAULT"), "VAULTLENS_TEST_VAULT is not set")
+local plain = assert(os.getenv("VAULTLENS_TEST_PLAIN"), "VAULTLENS_TEST_PLAIN is not set")
+local dendron = assert(os.getenv("VAULTLENS_TEST_DENDRON"), "VAULTLENS_TEST_DENDRON is not set")
+local home_dir = assert(os.getenv("VAULTLENS_TEST_HOME"), "VAULTLENS_TEST_HOME is not set")
+
+-- Every message the plugin shows (vim.notify), to check what a person is told.
+local messages = {}
+vim.notify = function(msg, level)
+  table.insert(messages, { msg = msg, level = level })
+end
+local function said(pattern_plain)
+  local out = {}
+  for _, m in ipairs(messages) do
+    if m.msg:find(pattern_plain, 1, true) then
+      table.insert(out, m.msg)
+    end
+  end
+  return out
+end
+local function flush()
+  vim.wait(50, function()
+    return false
+  end)
+end
 local python = assert(os.getenv("VAULTLENS_TEST_PYTHON"), "VAULTLENS_TEST_PYTHON is not set")
 vault = vim.fn.fnamemodify(vault, ":p"):gsub("/$", "")
 
@@ -88,6 +111,70 @@ local function complete(bufnr, text)
   end, items), items
 end
 
+-- Typing in Insert mode as a person does, with the popup Neovim really shows. Starts Insert mode
+-- on a new last line and feeds `steps` one after the other: each step's keys, then a wait (up to
+-- 15 s) until its `until_(info)` holds for complete_info(); records complete_info() and the line
+-- after each step, then leaves Insert mode. Returns the records (info = nil when a step timed out).
+local function type_keys(bufnr, steps)
+  vim.api.nvim_set_current_buf(bufnr)
+  local records = {}
+  local i, started = 0, nil
+  local uv = vim.uv or vim.loop
+  local function keys(k)
+    vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(k, true, false, true), "t", false)
+  end
+  local timer = uv.new_timer()
+  local function next_step()
+    i = i + 1
+    if i > #steps then
+      timer:stop()
+      timer:close()
+      keys("<Esc>")
+      return
+    end
+    started = uv.now()
+    keys(steps[i].keys)
+  end
+  timer:start(30, 30, vim.schedule_wrap(function()
+    if i == 0 or i > #steps then
+      return
+    end
+    local info = vim.fn.complete_info({ "items", "selected", "pum_visible", "mode" })
+    local step = steps[i]
+    if step.until_(info) then
+      records[i] = { info = info, line = vim.api.nvim_get_current_line() }
+      next_step()
+    elseif uv.now() - started > 15000 then
+      records[i] = { info = nil, line = vim.api.nvim_get_current_line() }
+      next_step()
+    end
+  end))
+  -- "x!": run the keys now and stay in Insert mode (the timer above feeds <Esc> at the end).
+  vim.schedule(next_step)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("Go", true, false, true), "nx!", false)
+  return records
+end
+
+local function words(info)
+  return vim.tbl_map(function(item)
+    return item.abbr ~= "" and item.abbr or item.word
+  end, (info and info.items) or {})
+end
+
+-- The popup offered for `text` typed after <C-x><C-o>: labels (abbr) in the order shown, and the record.
+local function omni(bufnr, text)
+  local records = type_keys(bufnr, {
+    {
+      keys = text .. "<C-x><C-o>",
+      until_ = function(info)
+        return #info.items > 0
+      end,
+    },
+  })
+  local rec = records[1] or {}
+  return words(rec.info), rec
+end
+
 local function search(query, opts)
   local done, res, err, ctx = false, nil, nil, nil
   require("vaultlens").search(query, opts, function(r, e, c)
@@ -120,6 +207,27 @@ local function main()
   })
   check(vl.find_root(vault .. "/ai/rag/graph-rag.md") == vault, "the vault root is found from a page by .obsidian")
 
+  -- A page in the home folder, with no marker above it: no server, and the user is told why.
+  vim.env.HOME = home_dir
+  vim.cmd("cd " .. vim.fn.fnameescape(home_dir))
+  vim.cmd("edit " .. vim.fn.fnameescape(home_dir .. "/todo.md"))
+  local todo = vim.api.nvim_get_current_buf()
+  flush()
+  check(attached(todo) == nil and #vaultlens_clients() == 0, "a page in the home folder starts no server")
+  local why = said("no vault for ~/todo.md")
+  check(#why == 1, "the user is told once why ~/todo.md has no vault", show(messages))
+  check(why[1] and why[1]:find("root_markers", 1, true) ~= nil and why[1]:find("home folder", 1, true) ~= nil,
+    "the message says the home folder is too wide and names root_markers", why[1])
+  vim.cmd("VaultlensSearch tomatoes")
+  flush()
+  local failed_search = said("search failed")
+  check(#failed_search == 1 and failed_search[1]:find("root_markers", 1, true) ~= nil,
+    ":VaultlensSearch there says why there is no server and names root_markers", show(failed_search))
+  local info = table.concat(vl.info(todo), "\n")
+  check(info:find("no vault for ~/todo.md", 1, true) ~= nil and info:find("root_markers: .obsidian", 1, true) ~= nil,
+    "vaultlens.info() (:VaultlensInfo) says why the buffer has no vault", info)
+  vim.cmd("bwipeout! " .. todo)
+
   -- Started in the vault with no page open yet (`cd vault && nvim`): the search starts a server.
   vim.cmd("cd " .. vim.fn.fnameescape(vault))
   local early, early_err = search("tomatoes", { limit = 3 })
@@ -134,7 +242,6 @@ local function main()
   local client = attached(home)
   check(client.config.root_dir == vault, "the client's root is the vault", client.config.root_dir)
   check(#vaultlens_clients() == 1, "the page joins the server the search started", show(#vaultlens_clients()))
-  check(vim.bo[home].omnifunc == "v:lua.vim.lsp.omnifunc", "omnifunc is the server's completion (not HTML tags)", vim.bo[home].omnifunc)
 
   -- Search first: wiki/search waits until the vault is indexed.
   local res, err, ctx = search("graph rag", { limit = 5 })
@@ -187,6 +294,33 @@ local function main()
   check(labels[1] == "Attention" and labels[2] == "Attention Is All You Need", "[[att offers Attention, then Attention Is All You Need", show(labels))
   labels = complete(home, "[[compo")
   check(labels[1] == "Composting", "[[compo offers Composting first", show(labels))
+
+  -- <C-x><C-o> as typed in Neovim: the popup holds the server's pages in its order, whatever the case.
+  vim.o.completeopt = "menuone,noselect"
+  vim.o.showmode = false
+  vim.opt.shortmess:append("c")
+  check(vim.bo[home].omnifunc == "v:lua.require'vaultlens'.omnifunc", "omnifunc is the plugin's [[ completion (not HTML tags)", vim.bo[home].omnifunc)
+  local shown, rec = omni(home, "[[emb")
+  check(shown[1] == "Embeddings", "<C-x><C-o> after [[emb (lower case) offers Embeddings first", show(shown))
+  check(rec.info and rec.info.pum_visible == 1, "the completion popup is visible", show(rec.info))
+  check(vim.deep_equal(shown, (complete(home, "[[emb"))), "the popup shows the server's items in the server's order", show(shown))
+  shown = omni(home, "See [[retrieval aug")
+  check(shown[1] == "Retrieval-Augmented Generation", "<C-x><C-o> after [[retrieval aug offers Retrieval-Augmented Generation", show(shown))
+  shown = omni(home, "[[vector d")
+  check(shown[1] == "Vector Databases", "<C-x><C-o> after [[vector d offers Vector Databases", show(shown))
+  shown = omni(home, "[[TOMA")
+  check(shown[1] == "Tomatoes", "<C-x><C-o> after [[TOMA (upper case) offers Tomatoes", show(shown))
+  -- Typing on with the popup open asks the server again; <C-n> then <C-y> inserts the link.
+  local narrowed = complete(home, "[[compo")
+  check(not vim.deep_equal(narrowed, (complete(home, "[[co"))), "the server offers other pages for [[compo than for [[co")
+  local records = type_keys(home, {
+    { keys = "[[co<C-x><C-o>", until_ = function(info) return #info.items > 0 end },
+    { keys = "mpo", until_ = function(info) return vim.deep_equal(words(info), narrowed) end },
+    { keys = "<C-n><C-y>", until_ = function(info) return info.pum_visible == 0 end },
+  })
+  check(records[1] and records[1].info ~= nil, "[[co<C-x><C-o> opens the popup", show(records[1]))
+  check(records[2] and records[2].info ~= nil, "typing on to [[compo shows the server's pages for [[compo", show(records[2]))
+  check(records[3] and records[3].line == "[[" .. narrowed[1] .. "]]", "<C-n><C-y> inserts the first page's link, closed", show(records[3]))
 
   -- Hover on [[Graph RAG]] in Home.md: the page, and its related pages with reasons.
   local lines = vim.api.nvim_buf_get_lines(home, 0, -1, false)
@@ -261,12 +395,59 @@ local function main()
   qf = vim.fn.getqflist()
   check(#qf > 0 and qf[1].text:find("links here", 1, true) ~= nil, "the related quickfix text gives the reasons", qf[1] and qf[1].text)
   check(vim.api.nvim_buf_get_name(0) == vault .. "/ai/rag/Retrieval-Augmented Generation.md", "choosing a related page opens it")
+  check(#said("using ") == 0, "a vault with .obsidian gets no message about its folder", show(messages))
+
+  -- A plain notes folder (no .obsidian, no .git): the topmost folder of Markdown pages is the vault.
+  vim.cmd("edit " .. vim.fn.fnameescape(plain .. "/ai/rag/graph-rag.md"))
+  local plain_page = vim.api.nvim_get_current_buf()
+  wait_for(15000, function()
+    return attached(plain_page) ~= nil
+  end, "the server to attach to a page of a folder without .obsidian")
+  check(attached(plain_page).config.root_dir == plain, "a folder without markers: its top folder of pages is the vault", attached(plain_page).config.root_dir)
+  flush()
+  local using = said("using " .. plain .. " as the vault")
+  check(#using == 1 and using[1]:find("topmost of the folders holding Markdown pages", 1, true) ~= nil and using[1]:find("root_markers", 1, true) ~= nil,
+    "the chosen folder is said once, with how it was chosen and how to choose another", show(messages))
+  vim.cmd("edit " .. vim.fn.fnameescape(plain .. "/garden/Tomatoes.md"))
+  local plain_tomatoes = vim.api.nvim_get_current_buf()
+  wait_for(15000, function()
+    return attached(plain_tomatoes) ~= nil
+  end, "the server to attach to garden/Tomatoes.md of the plain folder")
+  check(attached(plain_tomatoes).id == attached(plain_page).id, "both pages of the plain folder share one server")
+  flush()
+  check(#said("using " .. plain .. " as the vault") == 1, "the plain folder's message is not repeated", show(messages))
+  local plain_hits = files(search("compost", { limit = 3 }))
+  check(plain_hits[1] == "garden/Composting.md", "search works in the plain folder", show(plain_hits))
+  shown = omni(plain_tomatoes, "[[emb")
+  check(shown[1] == "Embeddings", "<C-x><C-o> after [[emb works in the plain folder", show(shown))
+  info = table.concat(vl.info(plain_tomatoes), "\n")
+  check(info:find("vault " .. plain .. " (no ", 1, true) ~= nil and info:find("this buffer: in the vault " .. plain, 1, true) ~= nil,
+    "vaultlens.info() names the plain folder's vault and how it was chosen", info)
+
+  -- A Dendron workspace: dendron.yml marks the vault folder.
+  vim.cmd("edit " .. vim.fn.fnameescape(dendron .. "/notes/garden.tomatoes.md"))
+  local dendron_page = vim.api.nvim_get_current_buf()
+  wait_for(15000, function()
+    return attached(dendron_page) ~= nil
+  end, "the server to attach to a Dendron note")
+  check(attached(dendron_page).config.root_dir == dendron, "a Dendron workspace: the folder holding dendron.yml is the vault", attached(dendron_page).config.root_dir)
+  flush()
+  check(#said("using " .. dendron) == 0, "a marked Dendron vault gets no message about its folder", show(messages))
+  local dendron_hits = files(search("compost", { limit = 3 }))
+  check(dendron_hits[1] == "notes/garden.compost.md", "search works in the Dendron vault", show(dendron_hits))
+  shown = omni(dendron_page, "[[tom")
+  check(shown[1] == "Tomatoes", "<C-x><C-o> after [[tom works in the Dendron vault", show(shown))
 end
 
 local ok, err = xpcall(main, debug.traceback)
 if not ok then
   log("FAIL error: " .. tostring(err))
   table.insert(failures, "error")
+end
+if #failures > 0 or os.getenv("VAULTLENS_TEST_VERBOSE") then
+  for _, m in ipairs(messages) do
+    log("message: " .. m.msg)
+  end
 end
 log(string.format("nvim: %d passed, %d failed", checks - failed, #failures))
 for _, client in ipairs(vaultlens_clients()) do

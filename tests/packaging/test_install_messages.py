@@ -108,10 +108,8 @@ def test_a_plugin_copied_out_of_its_clone_says_where_to_run_readmes_command(tmp_
     shutil.copytree(REPO / "editors" / "nvim", copy)
     message = nvim_lua(copy, "require('vaultlens').missing_message()")
     assert f"`{readme_install_commands()[0]}` in the top folder of your vaultlens clone" in message
-    upgrade = nvim_lua(
-        REPO / "editors" / "nvim", "require('vaultlens').install_command('--force ')"
-    )
-    assert shlex.split(upgrade) == ["pipx", "install", "--force", str(REPO)]
+    in_clone = nvim_lua(REPO / "editors" / "nvim", "(require('vaultlens').install_command())")
+    assert shlex.split(in_clone) == ["pipx", "install", str(REPO)]
 
 
 def test_the_vscode_extension_documents_readmes_commands():

@@ -22,3 +22,7 @@ end, { nargs = 0, desc = "vaultlens: pages related to the current page" })
 vim.api.nvim_create_user_command("VaultlensRestart", function()
   vaultlens().restart()
 end, { nargs = 0, desc = "vaultlens: restart the language server" })
+
+vim.api.nvim_create_user_command("VaultlensInfo", function()
+  vaultlens().info_command()
+end, { nargs = 0, desc = "vaultlens: the server, the vault folders and how they were chosen" })

@@ -5,6 +5,7 @@
  * Everything that can be decided without VS Code lives in ./logic.ts (and is unit-tested there).
  */
 
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as vscode from "vscode";
@@ -20,11 +21,18 @@ import {
 } from "vscode-languageclient/node";
 
 import {
+  commandLine,
   defaultVaultRoot,
   emptySearchMessage,
-  findExecutable,
+  expandHome,
+  findPython,
   Hit,
-  missingServerMessage,
+  Host,
+  installPlan,
+  installSourceProblem,
+  InstallStep,
+  isLocalSource,
+  locateServer,
   needsRestart,
   relatedItem,
   RelatedResult,
@@ -40,7 +48,6 @@ import {
 const SECTION = "vaultlens";
 const WIKI_SEARCH = "wiki/search";
 const WIKI_RELATED = "wiki/related";
-const INSTALL_COMMAND = "pipx install vaultlens";
 
 interface HitItem extends vscode.QuickPickItem {
   hit: Hit;
@@ -79,6 +86,25 @@ function isFile(p: string): boolean {
   }
 }
 
+function host(): Host {
+  return { platform: process.platform, env: process.env, home: os.homedir(), isFile };
+}
+
+function exists(p: string): boolean {
+  try {
+    fs.statSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the user set a key of our section in any scope (a default is not a choice). */
+function isSet(key: string): boolean {
+  const info = vscode.workspace.getConfiguration(SECTION).inspect(key);
+  return [info?.globalValue, info?.workspaceValue, info?.workspaceFolderValue].some((v) => v !== undefined && v !== null && v !== "");
+}
+
 function folderPaths(): string[] {
   return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath);
 }
@@ -89,8 +115,10 @@ class Vaultlens implements vscode.Disposable {
   private readonly output = vscode.window.createOutputChannel("vaultlens");
   private readonly status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 0);
   private readonly disposables: vscode.Disposable[] = [];
+  private installing: Promise<boolean> | undefined;
 
-  constructor() {
+  /** `storageDir`: the extension's global storage folder, where it installs the server when asked. */
+  constructor(private readonly storageDir: string) {
     this.status.name = "vaultlens";
     this.status.command = "vaultlens.search";
     this.disposables.push(this.output, this.status);
@@ -136,15 +164,17 @@ class Vaultlens implements vscode.Disposable {
     const config = vscode.workspace.getConfiguration(SECTION);
     const command = config.get<string>("server.path", "vaultlens") || "vaultlens";
     const args = config.get<string[]>("server.args", ["lsp"]);
-    const executable = findExecutable(
-      command,
-      { platform: process.platform, env: process.env, home: os.homedir(), isFile },
+    const choice = locateServer(
+      { path: command, pathIsSet: isSet("server.path"), storageDir: this.storageDir },
+      host(),
       folderPaths()[0],
     );
-    if (!executable) {
-      this.showMissing(command);
+    if (choice.kind === "missing") {
+      this.showMissing(choice.message, choice.canInstall);
       return undefined;
     }
+    const executable = choice.executable;
+    this.output.appendLine(`vaultlens: starting ${executable} ${args.join(" ")} (found ${choice.from === "setting" ? "by vaultlens.server.path" : choice.from === "extension" ? "in the extension's storage" : "on PATH"})`);
     const serverOptions: ServerOptions = {
       run: { command: executable, args },
       debug: { command: executable, args: [...args, "-vv"] },
@@ -244,18 +274,112 @@ class Vaultlens implements vscode.Disposable {
     }
   }
 
-  private showMissing(command: string): void {
-    this.output.appendLine(missingServerMessage(command));
-    void vscode.window
-      .showErrorMessage(missingServerMessage(command), "Copy Install Command", "Open Settings")
-      .then(async (pick) => {
-        if (pick === "Copy Install Command") {
-          await vscode.env.clipboard.writeText(INSTALL_COMMAND);
-          void vscode.window.showInformationMessage(`Copied “${INSTALL_COMMAND}”: run it in a terminal, then run “vaultlens: Restart server”.`);
-        } else if (pick === "Open Settings") {
-          await vscode.commands.executeCommand("workbench.action.openSettings", "vaultlens.server");
-        }
+  private showMissing(text: string, canInstall: boolean): void {
+    this.output.appendLine(text);
+    const buttons = canInstall ? ["Install", "Open Settings"] : ["Open Settings"];
+    void vscode.window.showErrorMessage(text, ...buttons).then(async (pick) => {
+      if (pick === "Install") {
+        await this.installServer();
+      } else if (pick === "Open Settings") {
+        await vscode.commands.executeCommand("workbench.action.openSettings", "vaultlens.server");
+      }
+    });
+  }
+
+  /**
+   * "vaultlens: Install or update server": a Python environment in the extension's storage with
+   * vaultlens from `vaultlens.server.installSource`, then (re)start the server. True when it worked.
+   */
+  installServer(): Promise<boolean> {
+    if (!this.installing) {
+      this.installing = this.runInstall().finally(() => {
+        this.installing = undefined;
       });
+    }
+    return this.installing;
+  }
+
+  private async runInstall(): Promise<boolean> {
+    const config = vscode.workspace.getConfiguration(SECTION);
+    const raw = (config.get<string>("server.installSource", "") ?? "").trim();
+    const source = isLocalSource(raw) ? expandHome(raw, os.homedir()) : raw;
+    const problem = installSourceProblem(source, exists);
+    if (problem) {
+      this.output.appendLine(problem);
+      const pick = await vscode.window.showErrorMessage(problem, "Open Settings");
+      if (pick) {
+        await vscode.commands.executeCommand("workbench.action.openSettings", "vaultlens.server.installSource");
+      }
+      return false;
+    }
+    const python = findPython(config.get<string>("server.python", "") ?? "", host());
+    if (!python) {
+      const text =
+        "vaultlens: no Python was found to install the server with (python3 or python on PATH). " +
+        "Install Python 3.10 or newer, or set vaultlens.server.python to one.";
+      this.output.appendLine(text);
+      const pick = await vscode.window.showErrorMessage(text, "Open Settings");
+      if (pick) {
+        await vscode.commands.executeCommand("workbench.action.openSettings", "vaultlens.server.python");
+      }
+      return false;
+    }
+    const plan = installPlan(source, python, this.storageDir, process.platform);
+    await fs.promises.mkdir(this.storageDir, { recursive: true });
+    this.output.appendLine(`vaultlens: installing the server into ${plan.venv}`);
+    const failed = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "vaultlens: installing the server", cancellable: false },
+      async (progress) => {
+        for (const step of plan.steps) {
+          progress.report({ message: step.title });
+          const result = await this.run(step);
+          if (result !== undefined) {
+            return { step, result };
+          }
+        }
+        return undefined;
+      },
+    );
+    if (failed) {
+      const text = `vaultlens: installing the server failed (${failed.step.title}): ${failed.result}`;
+      this.output.appendLine(text);
+      void vscode.window.showErrorMessage(text, "Show Output").then((pick) => pick && this.output.show());
+      return false;
+    }
+    this.output.appendLine(`vaultlens: installed ${plan.executable}`);
+    void vscode.window.showInformationMessage(`vaultlens: the server is installed (${plan.executable}).`);
+    if (isSet("server.path")) {
+      void vscode.window.showWarningMessage(
+        "vaultlens: the setting vaultlens.server.path is set, so that executable is used, not the one just installed. Remove the setting to use it.",
+      );
+    }
+    await this.restart();
+    return true;
+  }
+
+  /** Run one install step, its output to the output channel; undefined when it worked, else what went wrong. */
+  private run(step: InstallStep): Promise<string | undefined> {
+    this.output.appendLine(`$ ${commandLine(step)}`);
+    return new Promise((resolve) => {
+      let tail = "";
+      const child = spawn(step.command, step.args, { env: process.env, windowsHide: true });
+      const take = (chunk: Buffer) => {
+        const text = chunk.toString();
+        this.output.append(text);
+        tail = (tail + text).slice(-2000);
+      };
+      child.stdout.on("data", take);
+      child.stderr.on("data", take);
+      child.on("error", (err) => resolve(message(err)));
+      child.on("close", (code, signal) => {
+        if (code === 0) {
+          resolve(undefined);
+          return;
+        }
+        const last = tail.trim().split(/\r?\n/).pop() ?? "";
+        resolve(`${signal ? `killed by ${signal}` : `exit status ${code}`}${last ? `: ${last}` : ""}`);
+      });
+    });
   }
 
   /** The client for a command; offers to enable vaultlens when this workspace is no vault. */
@@ -408,7 +532,7 @@ class Vaultlens implements vscode.Disposable {
     } catch (err) {
       if (err instanceof ResponseError && err.code === ErrorCodes.MethodNotFound) {
         void vscode.window.showErrorMessage(
-          "vaultlens: this vaultlens server has no “wiki/related” request. Upgrade it (pipx upgrade vaultlens, or pip install -U vaultlens), then run “vaultlens: Restart server”. Hovering a link also lists related pages.",
+          "vaultlens: this vaultlens server has no “wiki/related” request. Update it (“vaultlens: Install or update server”, or reinstall the one vaultlens.server.path names), then run “vaultlens: Restart server”. Hovering a link also lists related pages.",
         );
       } else {
         void vscode.window.showErrorMessage(`vaultlens: related pages failed: ${message(err)}`);
@@ -489,13 +613,14 @@ async function insertLink(editor: vscode.TextEditor | undefined, link: string): 
 let extension: Vaultlens | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const vl = new Vaultlens();
+  const vl = new Vaultlens(context.globalStorageUri.fsPath);
   extension = vl;
   context.subscriptions.push(
     vl,
     vscode.commands.registerCommand("vaultlens.search", (query?: string) => vl.search(typeof query === "string" ? query : undefined)),
     vscode.commands.registerCommand("vaultlens.related", () => vl.related()),
     vscode.commands.registerCommand("vaultlens.restart", () => vl.restart()),
+    vscode.commands.registerCommand("vaultlens.installServer", () => vl.installServer()),
     vscode.commands.registerCommand("vaultlens.showOutput", () => vl.showOutput()),
     vscode.workspace.onDidChangeConfiguration((e) => vl.onConfigurationChanged(e)),
     vscode.workspace.onDidChangeWorkspaceFolders(() => vl.maybeStart()),

@@ -244,13 +244,161 @@ export function findExecutable(command: string, host: Host, cwd?: string): strin
   return undefined;
 }
 
-/** The error shown when the executable is missing: what was looked for and how to install it. */
+// --- finding or installing the server -----------------------------------------------------------
+
+/** The Python environment the extension installs the server into, inside its global storage. */
+export function managedVenv(storageDir: string, platform: string): string {
+  return (platform === "win32" ? path.win32 : path.posix).join(storageDir, "venv");
+}
+
+/** A program of that environment: `venv/bin/<name>`, or `venv\Scripts\<name>.exe` on Windows. */
+export function venvProgram(venv: string, name: string, platform: string): string {
+  return platform === "win32" ? path.win32.join(venv, "Scripts", `${name}.exe`) : path.posix.join(venv, "bin", name);
+}
+
+/** What decides where the server is: the settings `vaultlens.server.path` and whether the user set it. */
+export interface ServerLookup {
+  /** `vaultlens.server.path` (its default is `vaultlens`). */
+  path: string;
+  /** Whether the user set `vaultlens.server.path` (in any scope); a set path is used alone. */
+  pathIsSet: boolean;
+  /** The extension's global storage folder (ExtensionContext.globalStorageUri). */
+  storageDir: string;
+}
+
+/** Where the server was found, or that it was not (with what to tell the user). */
+export type ServerChoice =
+  | { kind: "found"; executable: string; from: "setting" | "extension" | "PATH" }
+  | { kind: "missing"; message: string; canInstall: boolean };
+
+/**
+ * Where the server executable is. A `vaultlens.server.path` the user set is used alone (a wrong
+ * one is reported, never silently replaced). Otherwise: the environment the extension installed
+ * into its own storage (only there because the user asked for it), then `vaultlens` on PATH and
+ * in `~/.local/bin`. When there is none, the extension offers to install it (`canInstall`).
+ */
+export function locateServer(lookup: ServerLookup, host: Host, cwd?: string): ServerChoice {
+  const configured = lookup.path.trim();
+  if (lookup.pathIsSet && configured) {
+    const found = findExecutable(configured, host, cwd);
+    if (found) {
+      return { kind: "found", executable: found, from: "setting" };
+    }
+    return {
+      kind: "missing",
+      canInstall: false,
+      message:
+        `vaultlens: the setting vaultlens.server.path is “${configured}”, and there is no such executable. ` +
+        "Correct it, or remove it to use the server the extension installs for you.",
+    };
+  }
+  const managed = venvProgram(managedVenv(lookup.storageDir, host.platform), "vaultlens", host.platform);
+  if (host.isFile(managed)) {
+    return { kind: "found", executable: managed, from: "extension" };
+  }
+  const onPath = findExecutable(configured || "vaultlens", host, cwd);
+  if (onPath) {
+    return { kind: "found", executable: onPath, from: "PATH" };
+  }
+  return { kind: "missing", canInstall: true, message: missingServerMessage(configured || "vaultlens") };
+}
+
+/** The message shown when no server was found: where it was looked for and the two ways out. */
 export function missingServerMessage(command: string): string {
   return (
-    `vaultlens: the language server executable “${command}” was not found. ` +
-    "Install it with `pipx install vaultlens` (or `pip install vaultlens`), " +
-    "or point the setting vaultlens.server.path at it, then run “vaultlens: Restart server”."
+    `vaultlens: the language server “${command}” was not found on PATH, in ~/.local/bin or in the ` +
+    "extension's own storage. Install it there (a Python environment; needs Python 3.10 or newer), " +
+    "or point the setting vaultlens.server.path at a vaultlens executable."
   );
+}
+
+/** The Python that creates the environment: `vaultlens.server.python` if set, else the first found of the usual names. */
+export function findPython(setting: string, host: Host): string | undefined {
+  if (setting.trim()) {
+    return findExecutable(setting.trim(), host);
+  }
+  const names = host.platform === "win32" ? ["python", "py", "python3"] : ["python3", "python"];
+  for (const name of names) {
+    const found = findExecutable(name, host);
+    if (found) {
+      return found;
+    }
+  }
+  return undefined;
+}
+
+/** Whether an install source names something on this machine (a folder or a file) rather than a URL or package name. */
+export function isLocalSource(source: string): boolean {
+  return /^(~|\.{1,2})([\\/]|$)/.test(source) || path.posix.isAbsolute(source) || /^[A-Za-z]:[\\/]/.test(source) || source.startsWith("\\\\");
+}
+
+/**
+ * What is wrong with `vaultlens.server.installSource`, or undefined when it can be installed from.
+ * `source` has `~` expanded already; `exists` checks a local path.
+ */
+export function installSourceProblem(source: string, exists: (p: string) => boolean): string | undefined {
+  if (!source.trim()) {
+    return (
+      "vaultlens: to install the server, set vaultlens.server.installSource to where vaultlens comes from: " +
+      "a checkout of the vaultlens repository (the folder holding pyproject.toml), a git URL " +
+      "(git+https://…/vaultlens.git), or a wheel file. This build of the extension names no source itself."
+    );
+  }
+  if (isLocalSource(source) && !exists(source)) {
+    return `vaultlens: vaultlens.server.installSource is “${source}”, which does not exist on this machine.`;
+  }
+  return undefined;
+}
+
+/** One program run of the install (no shell: the arguments go as they are). */
+export interface InstallStep {
+  title: string;
+  command: string;
+  args: string[];
+}
+
+/** The install into the extension's storage: the steps, and where the server is afterwards. */
+export interface InstallPlan {
+  venv: string;
+  executable: string;
+  steps: InstallStep[];
+}
+
+/**
+ * Install the server into `<storage>/venv`: check the Python version, `python -m venv <venv>`
+ * (reused when it is there), then `<venv>/bin/python -m pip install --upgrade <source>` (so the
+ * same steps update it).
+ */
+export function installPlan(source: string, python: string, storageDir: string, platform: string): InstallPlan {
+  const venv = managedVenv(storageDir, platform);
+  const venvPython = venvProgram(venv, "python", platform);
+  return {
+    venv,
+    executable: venvProgram(venv, "vaultlens", platform),
+    steps: [
+      {
+        title: "Checking the Python version",
+        command: python,
+        args: [
+          "-c",
+          "import sys; v = sys.version_info; sys.exit(0 if v >= (3, 10) else " +
+            "'vaultlens needs Python 3.10 or newer; this is %d.%d (set vaultlens.server.python)' % v[:2])",
+        ],
+      },
+      { title: "Creating a Python environment", command: python, args: ["-m", "venv", venv] },
+      {
+        title: `Installing vaultlens from ${source}`,
+        command: venvPython,
+        args: ["-m", "pip", "install", "--upgrade", "--disable-pip-version-check", source],
+      },
+    ],
+  };
+}
+
+/** A command line as a person would type it (for the output channel). */
+export function commandLine(step: InstallStep): string {
+  const quote = (a: string) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`);
+  return [step.command, ...step.args].map(quote).join(" ");
 }
 
 // --- vaults -------------------------------------------------------------------------------------

@@ -6,11 +6,17 @@ import { describe, it } from "node:test";
 import {
   breakdownLine,
   emptySearchMessage,
+  commandLine,
   findExecutable,
+  findPython,
   formatMatch,
   formatNumber,
   Hit,
   Host,
+  installPlan,
+  installSourceProblem,
+  isLocalSource,
+  locateServer,
   missingServerMessage,
   needsRestart,
   relatedItem,
@@ -179,12 +185,121 @@ describe("finding the server executable", () => {
     assert.equal(findExecutable("vaultlens", host), "C:\\Python\\Scripts\\vaultlens.exe");
   });
 
-  it("reports a missing one with install instructions", () => {
+  it("reports a missing one with where it looked and the two ways out", () => {
     assert.equal(findExecutable("vaultlens", posix([])), undefined);
     const text = missingServerMessage("vaultlens");
-    assert.match(text, /pipx install vaultlens/);
-    assert.match(text, /pip install vaultlens/);
+    assert.match(text, /PATH, in ~\/\.local\/bin or in the extension's own storage/);
+    assert.match(text, /Install it there/);
     assert.match(text, /vaultlens\.server\.path/);
+    assert.doesNotMatch(text, /pipx install vaultlens|pip install vaultlens/); // no such package on the index
+  });
+});
+
+describe("finding or installing the server", () => {
+  const STORAGE = "/home/ada/.config/Code/User/globalStorage/vaultlens.vaultlens";
+  const MANAGED = `${STORAGE}/venv/bin/vaultlens`;
+  const host = (files: string[], platform = "linux", env: Record<string, string> = { PATH: "/usr/bin:/opt/tools/bin" }): Host => ({
+    platform,
+    env,
+    home: "/home/ada",
+    isFile: (p) => files.includes(p),
+  });
+  const lookup = (over: Partial<{ path: string; pathIsSet: boolean }> = {}) => ({
+    path: "vaultlens",
+    pathIsSet: false,
+    storageDir: STORAGE,
+    ...over,
+  });
+
+  it("uses the server the extension installed, before one on PATH", () => {
+    assert.deepEqual(locateServer(lookup(), host([MANAGED, "/usr/bin/vaultlens"])), {
+      kind: "found",
+      executable: MANAGED,
+      from: "extension",
+    });
+  });
+
+  it("finds vaultlens on PATH and in ~/.local/bin", () => {
+    assert.deepEqual(locateServer(lookup(), host(["/opt/tools/bin/vaultlens"])), {
+      kind: "found",
+      executable: "/opt/tools/bin/vaultlens",
+      from: "PATH",
+    });
+    const local = locateServer(lookup(), host(["/home/ada/.local/bin/vaultlens"]));
+    assert.equal(local.kind === "found" && local.executable, "/home/ada/.local/bin/vaultlens");
+  });
+
+  it("offers to install when there is none", () => {
+    const choice = locateServer(lookup(), host([]));
+    assert.equal(choice.kind, "missing");
+    assert.equal(choice.kind === "missing" && choice.canInstall, true);
+    assert.equal(choice.kind === "missing" && choice.message, missingServerMessage("vaultlens"));
+  });
+
+  it("uses a vaultlens.server.path the user set alone, and says when it is wrong", () => {
+    const set = lookup({ path: "~/venvs/vl/bin/vaultlens", pathIsSet: true });
+    assert.deepEqual(locateServer(set, host(["/home/ada/venvs/vl/bin/vaultlens", MANAGED])), {
+      kind: "found",
+      executable: "/home/ada/venvs/vl/bin/vaultlens",
+      from: "setting",
+    });
+    const wrong = locateServer(lookup({ path: "/nowhere/vaultlens", pathIsSet: true }), host([MANAGED, "/usr/bin/vaultlens"]));
+    assert.equal(wrong.kind, "missing");
+    assert.equal(wrong.kind === "missing" && wrong.canInstall, false);
+    assert.match(wrong.kind === "missing" ? wrong.message : "", /vaultlens\.server\.path is “\/nowhere\/vaultlens”, and there is no such executable/);
+  });
+
+  it("finds the server of the extension's environment on Windows", () => {
+    const store = "C:\\Users\\ada\\AppData\\Roaming\\Code\\User\\globalStorage\\vaultlens.vaultlens";
+    const exe = `${store}\\venv\\Scripts\\vaultlens.exe`;
+    assert.deepEqual(locateServer({ path: "vaultlens", pathIsSet: false, storageDir: store }, host([exe], "win32", { PATH: "C:\\Windows" })), {
+      kind: "found",
+      executable: exe,
+      from: "extension",
+    });
+  });
+
+  it("finds Python: the setting, else python3, else python", () => {
+    assert.equal(findPython("", host(["/usr/bin/python3", "/usr/bin/python"])), "/usr/bin/python3");
+    assert.equal(findPython("", host(["/usr/bin/python"])), "/usr/bin/python");
+    assert.equal(findPython("/opt/py312/bin/python3.12", host(["/opt/py312/bin/python3.12", "/usr/bin/python3"])), "/opt/py312/bin/python3.12");
+    assert.equal(findPython("/opt/none/python", host(["/usr/bin/python3"])), undefined);
+    assert.equal(findPython("", host([])), undefined);
+  });
+
+  it("needs an install source, and a local one that exists", () => {
+    const none = installSourceProblem("", () => true);
+    assert.match(none ?? "", /set vaultlens\.server\.installSource/);
+    assert.match(none ?? "", /checkout of the vaultlens repository.*git URL.*wheel file/);
+    assert.equal(installSourceProblem("/src/vaultlens", (p) => p === "/src/vaultlens"), undefined);
+    assert.match(installSourceProblem("/src/gone", () => false) ?? "", /“\/src\/gone”, which does not exist/);
+    assert.equal(installSourceProblem("git+https://example.org/vaultlens.git", () => false), undefined);
+    assert.equal(installSourceProblem("vaultlens==0.1.0", () => false), undefined);
+    assert.equal(isLocalSource("~/src/vaultlens"), true);
+    assert.equal(isLocalSource("./vaultlens"), true);
+    assert.equal(isLocalSource("C:\\src\\vaultlens"), true);
+    assert.equal(isLocalSource("git+https://example.org/vaultlens.git"), false);
+  });
+
+  it("installs into a venv in the extension's storage with that venv's pip", () => {
+    const plan = installPlan("/src/vaultlens", "/usr/bin/python3", STORAGE, "linux");
+    assert.equal(plan.venv, `${STORAGE}/venv`);
+    assert.equal(plan.executable, MANAGED);
+    assert.deepEqual(
+      plan.steps.map((s) => [s.command, ...s.args].slice(0, 3)),
+      [
+        ["/usr/bin/python3", "-c", plan.steps[0].args[1]],
+        ["/usr/bin/python3", "-m", "venv"],
+        [`${STORAGE}/venv/bin/python`, "-m", "pip"],
+      ],
+    );
+    assert.deepEqual(plan.steps[1].args, ["-m", "venv", `${STORAGE}/venv`]);
+    assert.deepEqual(plan.steps[2].args.slice(2), ["install", "--upgrade", "--disable-pip-version-check", "/src/vaultlens"]);
+    assert.equal(commandLine(plan.steps[1]), `/usr/bin/python3 -m venv ${STORAGE}/venv`);
+    assert.match(commandLine(plan.steps[0]), /^\/usr\/bin\/python3 -c 'import sys; .*'$/);
+    const win = installPlan("C:\\src\\vaultlens", "C:\\Python312\\python.exe", "C:\\store", "win32");
+    assert.equal(win.executable, "C:\\store\\venv\\Scripts\\vaultlens.exe");
+    assert.equal(win.steps[2].command, "C:\\store\\venv\\Scripts\\python.exe");
   });
 });
 

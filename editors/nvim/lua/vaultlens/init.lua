@@ -1,5 +1,5 @@
 -- vaultlens for Neovim: attaches `vaultlens lsp` to Markdown buffers inside a vault and adds
--- :VaultlensSearch, :VaultlensRelated and :VaultlensRestart, plus a Lua API for pickers.
+-- :VaultlensSearch, :VaultlensRelated, :VaultlensRestart and :VaultlensInfo, plus a Lua API for pickers.
 --
 --   require("vaultlens").setup({ cmd = { "vaultlens", "lsp" }, settings = { completion = { limit = 30 } } })
 --   require("vaultlens").search("graph rag", { limit = 10 }, function(result, err, ctx) ... end)
@@ -7,6 +7,9 @@
 -- Works on Neovim 0.7 (vim.lsp.start_client + buf_attach_client) and newer (vim.lsp.start).
 
 local M = {}
+
+-- The 'omnifunc' the plugin sets: M.omnifunc (see "[[ completion for 'omnifunc'").
+local OMNIFUNC = "v:lua.require'vaultlens'.omnifunc"
 
 local NAME = "vaultlens"
 local uv = vim.uv or vim.loop
@@ -18,10 +21,16 @@ local defaults = {
   -- links = { order }, hover = { related }, diagnostics = { ... }, codeLens = { ... }.
   settings = {},
   -- A buffer belongs to the nearest folder holding the first marker found, else the second...
-  root_markers = { ".obsidian", ".git" },
+  root_markers = { ".obsidian", ".vaultlens.toml", "dendron.yml", ".git" },
+  -- With no marker above a page: use the topmost folder of Markdown pages above it (see
+  -- M.fallback_root; never /, a top-level folder such as /tmp, or your home folder). false: no fallback.
+  root_fallback = true,
   filetypes = { "markdown" },
   -- Start the server for matching buffers automatically.
   autostart = true,
+  -- Set 'omnifunc' (<C-x><C-o>) to the plugin's [[ completion in attached buffers (where it is
+  -- unset or Markdown's HTML tag completion).
+  omnifunc = true,
   -- Map K to hover in attached buffers (only where K has no buffer-local mapping yet).
   keymaps = true,
   -- How many hits :VaultlensSearch and :VaultlensRelated ask for.
@@ -99,13 +108,17 @@ local function buf_clients(bufnr)
   return out
 end
 
---- The vault folder for a path: the nearest ancestor holding the first root marker found,
---- trying the markers in order (so a vault's `.obsidian` wins over the repository's `.git`).
-function M.find_root(path, markers)
-  markers = markers or M.config.root_markers
-  if not path or path == "" then
-    return nil
-  end
+local function path_starts(path, root)
+  return path == root or path:sub(1, #root + 1) == root .. "/" or path:sub(1, #root + 1) == root .. "\\"
+end
+
+-- Whether `path` lies strictly inside `root`.
+local function strictly_inside(path, root)
+  return path ~= root and path_starts(path, root)
+end
+
+-- The folder to start looking from: the path itself when it is a folder, else its folder.
+local function start_dir(path)
   local start = vim.fn.fnamemodify(path, ":p")
   if vim.fn.isdirectory(start) == 0 then
     start = vim.fn.fnamemodify(start, ":h")
@@ -114,24 +127,276 @@ function M.find_root(path, markers)
   if start == "" then
     start = "/"
   end
+  return start
+end
+
+local function parent_of(dir)
+  local parent = vim.fn.fnamemodify(dir, ":h")
+  return parent ~= dir and parent or nil
+end
+
+--- The vault folder for a path by its markers: the nearest ancestor holding the first root marker
+--- found, trying the markers in order (so a vault's `.obsidian` wins over the repository's `.git`).
+--- Returns the folder and the marker, or nil.
+function M.find_root(path, markers)
+  markers = markers or M.config.root_markers
+  if not path or path == "" then
+    return nil
+  end
+  local start = start_dir(path)
   for _, marker in ipairs(markers) do
     local dir = start
-    while dir and dir ~= "" do
+    while dir do
       if exists(dir .. "/" .. marker) then
-        return dir
+        return dir, marker
       end
-      local parent = vim.fn.fnamemodify(dir, ":h")
-      if parent == dir then
-        break
-      end
-      dir = parent
+      dir = parent_of(dir)
     end
   end
   return nil
 end
 
-local function path_starts(path, root)
-  return path == root or path:sub(1, #root + 1) == root .. "/" or path:sub(1, #root + 1) == root .. "\\"
+local function home_dir()
+  local home = (uv.os_homedir and uv.os_homedir()) or os.getenv("HOME") or ""
+  home = home:gsub("[/\\]$", "")
+  return home ~= "" and vim.fn.fnamemodify(home, ":p"):gsub("[/\\]$", "") or nil
+end
+
+-- Why the fallback never takes a folder as a vault (nil when it may): /, a top-level folder
+-- (/tmp, /home, C:\\Users), the home folder or a folder above it.
+local function too_wide(dir)
+  if parent_of(dir) == nil then
+    return "the file system's root"
+  end
+  if parent_of(parent_of(dir)) == nil then
+    return "a top-level folder"
+  end
+  local home = home_dir()
+  if home ~= nil and dir == home then
+    return "your home folder"
+  end
+  if home ~= nil and strictly_inside(home, dir) then
+    return "above your home folder"
+  end
+  return nil
+end
+
+-- Whether a folder holds a Markdown page itself (not in a subfolder).
+local function holds_markdown(dir)
+  local handle = uv.fs_scandir(dir)
+  if not handle then
+    return false
+  end
+  while true do
+    local name, kind = uv.fs_scandir_next(handle)
+    if not name then
+      return false
+    end
+    if (kind == "file" or kind == "link") and name:lower():match("%.md$") then
+      return true
+    end
+  end
+end
+
+--- The vault folder for a path with no root marker above it: starting at the path's folder, the
+--- topmost folder of the unbroken run of folders that each hold a Markdown page, never climbing to
+--- /, a top-level folder or the home folder (or above it). For notes/ai/rag/x.md it is notes/ when
+--- notes/, notes/ai/ and notes/ai/rag/ each hold a page and the folder above notes/ holds none.
+--- Returns the folder, or nil and why not.
+function M.fallback_root(path)
+  if not path or path == "" then
+    return nil, "no file"
+  end
+  local dir = start_dir(path)
+  local wide = too_wide(dir)
+  if wide then
+    return nil, ("%s is %s, too wide to be a vault"):format(vim.fn.fnamemodify(dir, ":~"), wide)
+  end
+  -- A page's own folder holds it, written yet or not.
+  if not path:lower():match("%.md$") and not holds_markdown(dir) then
+    return nil, ("%s holds no Markdown page"):format(vim.fn.fnamemodify(dir, ":~"))
+  end
+  while true do
+    local parent = parent_of(dir)
+    if not parent or too_wide(parent) or not holds_markdown(parent) then
+      return dir
+    end
+    dir = parent
+  end
+end
+
+-- How each vault folder was chosen, for the one-time message and :VaultlensInfo.
+M.roots = {}
+-- Why a buffer has no server (by buffer number), for the commands' messages and :VaultlensInfo.
+M.not_attached = {}
+
+-- The markers as words: ".obsidian, .vaultlens.toml, dendron.yml or .git".
+local function markers_text()
+  local markers = M.config.root_markers or {}
+  if #markers < 2 then
+    return markers[1] or "root marker"
+  end
+  return table.concat(markers, ", ", 1, #markers - 1) .. " or " .. markers[#markers]
+end
+
+--- The vault for a path: by root marker, else the fallback (when root_fallback is on).
+--- Returns the folder and how it was chosen, or nil and why there is none.
+function M.resolve_root(path)
+  local root, marker = M.find_root(path)
+  if root then
+    return root, ("the nearest folder holding %s"):format(marker)
+  end
+  local why_none = ("no %s in its folder or above"):format(markers_text())
+  if not M.config.root_fallback then
+    return nil, why_none .. " (root_fallback is off)"
+  end
+  local fallback, why = M.fallback_root(path)
+  if fallback then
+    return fallback, ("no %s above the page, so the topmost of the folders holding Markdown pages above it"):format(markers_text())
+  end
+  return nil, why_none .. ", and " .. why
+end
+
+-- Say once per vault folder when it came from the fallback (a marker is what people expect).
+local function remember_root(root, how)
+  if M.roots[root] then
+    return
+  end
+  M.roots[root] = how
+  if not M.find_root(root) then
+    notify(("using %s as the vault (%s). To choose another, put an empty .vaultlens.toml in the vault folder "
+      .. "or set root_markers in setup(); :VaultlensInfo shows this again."):format(root, how))
+  end
+end
+
+
+-- --- [[ completion for 'omnifunc' -----------------------------------------------------------------
+
+-- Neovim's own vim.lsp.omnifunc (0.7-0.10) keeps only the items whose text starts with what was
+-- typed, case and all, so `[[emb` lost "Embed files". The server has already chosen and ranked
+-- the pages for what was typed: these items keep its order and are never filtered by Vim; typing
+-- on with the popup open asks the server again (its lists are incomplete by design).
+
+local function item_word(item)
+  local text = (item.textEdit and item.textEdit.newText) or item.insertText or item.label
+  if item.insertTextFormat == 2 and vim.lsp.util.parse_snippet then
+    text = vim.lsp.util.parse_snippet(text)
+  end
+  return text ~= "" and text or item.label
+end
+
+local function byte_col(line, character, encoding)
+  if encoding == "utf-8" then
+    return math.min(character, #line)
+  end
+  local ok, col = pcall(vim.str_byteindex, line, character, encoding ~= "utf-32")
+  return ok and col or #line
+end
+
+--- The complete-items (|complete-items|) for a textDocument/completion result, in the server's
+--- order (sortText), each with `equal = 1` so Vim shows them whatever the case typed. Also returns
+--- the byte column (0-based) where the replaced text starts: the textEdit's start on `row` (0-based),
+--- else `default_col`.
+function M.complete_items(result, line, row, default_col, encoding)
+  local list = (result and (result.items or result)) or {}
+  local order = {}
+  for i, item in ipairs(list) do
+    order[i] = { item = item, i = i }
+  end
+  table.sort(order, function(a, b)
+    local ka, kb = a.item.sortText or a.item.label, b.item.sortText or b.item.label
+    if ka ~= kb then
+      return ka < kb
+    end
+    return a.i < b.i
+  end)
+  local start
+  local items = {}
+  for _, entry in ipairs(order) do
+    local item = entry.item
+    local edit = item.textEdit
+    local range = edit and (edit.range or edit.replace or edit.insert)
+    if range and range.start.line == row then
+      local col = byte_col(line, range.start.character, encoding or "utf-16")
+      start = start and math.min(start, col) or col
+    end
+    local doc = item.documentation
+    if type(doc) == "table" then
+      doc = doc.value
+    end
+    table.insert(items, {
+      word = item_word(item),
+      abbr = item.label,
+      kind = vim.lsp.protocol.CompletionItemKind[item.kind] or "",
+      menu = item.detail or "",
+      info = (type(doc) == "string" and doc ~= "") and doc or " ",
+      icase = 1,
+      dup = 1,
+      empty = 1,
+      equal = 1,
+      user_data = { nvim = { lsp = { completion_item = item } } },
+    })
+  end
+  return items, start or default_col
+end
+
+-- The start column of the word before the cursor, as Vim's keyword rule says (0-based bytes).
+local function keyword_start(line_to_cursor)
+  return vim.fn.match(line_to_cursor, "\\k*$")
+end
+
+local completion_seq = 0
+
+-- Ask the server and show its items (asynchronously: the popup opens when the answer comes).
+local function request_completion(bufnr)
+  local client = buf_clients(bufnr)[1]
+  if not client then
+    return false
+  end
+  completion_seq = completion_seq + 1
+  local mine = completion_seq
+  local win = vim.api.nvim_get_current_win()
+  local pos = vim.api.nvim_win_get_cursor(win)
+  local line = vim.api.nvim_get_current_line()
+  local params = vim.lsp.util.make_position_params(win, client.offset_encoding)
+  call(client, "request", "textDocument/completion", params, function(err, result)
+    if mine ~= completion_seq or err or not result then
+      return
+    end
+    -- Only while still typing in the same place (a late answer must not pop up elsewhere).
+    if vim.fn.mode():sub(1, 1) ~= "i" or vim.api.nvim_get_current_buf() ~= bufnr then
+      return
+    end
+    local now = vim.api.nvim_win_get_cursor(0)
+    if now[1] ~= pos[1] or now[2] ~= pos[2] then
+      return
+    end
+    local items, start = M.complete_items(result, line, pos[1] - 1, keyword_start(line:sub(1, pos[2])), client.offset_encoding)
+    vim.fn.complete(start + 1, items)
+    vim.b[bufnr].vaultlens_popup = true
+  end, bufnr)
+  return true
+end
+
+--- 'omnifunc' for attached buffers (<C-x><C-o>): the server's [[ link, heading, block and tag
+--- completion, case-insensitive and in the server's ranking order. Asynchronous like
+--- vim.lsp.omnifunc: it returns -2 and opens the popup when the answer arrives.
+function M.omnifunc(findstart, _)
+  local bufnr = vim.api.nvim_get_current_buf()
+  if findstart == 1 then
+    if request_completion(bufnr) then
+      return -2
+    end
+    return -3
+  end
+  return {}
+end
+
+-- Typing on with the plugin's popup open (nothing selected): ask again for the new text.
+local function on_text_changed_p(bufnr)
+  if vim.b[bufnr].vaultlens_popup and vim.fn.complete_info({ "selected" }).selected == -1 then
+    request_completion(bufnr)
+  end
 end
 
 -- --- the client ----------------------------------------------------------------------------------
@@ -152,8 +417,25 @@ end
 local function on_attach(client, bufnr)
   -- Markdown's ftplugin sets HTML tag completion; [[ completion from the server is what a vault wants.
   local omnifunc = vim.bo[bufnr].omnifunc
-  if omnifunc == "" or omnifunc == "htmlcomplete#CompleteTags" then
-    vim.bo[bufnr].omnifunc = "v:lua.vim.lsp.omnifunc"
+  if M.config.omnifunc and (omnifunc == "" or omnifunc == "htmlcomplete#CompleteTags" or omnifunc == "v:lua.vim.lsp.omnifunc") then
+    vim.bo[bufnr].omnifunc = OMNIFUNC
+  end
+  if vim.bo[bufnr].omnifunc == OMNIFUNC and not vim.b[bufnr].vaultlens_completion then
+    vim.b[bufnr].vaultlens_completion = true
+    vim.api.nvim_create_autocmd("TextChangedP", {
+      buffer = bufnr,
+      callback = function()
+        on_text_changed_p(bufnr)
+      end,
+      desc = "vaultlens: ask the server again as [[ completion narrows",
+    })
+    vim.api.nvim_create_autocmd("CompleteDone", {
+      buffer = bufnr,
+      callback = function()
+        vim.b[bufnr].vaultlens_popup = false
+      end,
+      desc = "vaultlens: the [[ completion popup closed",
+    })
   end
   if M.config.keymaps and vim.fn.maparg("K", "n", false, true).buffer ~= 1 then
     vim.keymap.set("n", "K", vim.lsp.buf.hover, { buffer = bufnr, desc = "vaultlens: hover" })
@@ -203,12 +485,12 @@ end
 
 --- README's install command (`pipx install .` in the clone's top folder) made to run from
 --- anywhere: `pipx install '<clone>'`; and where to run it.
-function M.install_command(extra)
+function M.install_command()
   local root = clone_root()
   if not root then
-    return "pipx install " .. (extra or "") .. ".", " in the top folder of your vaultlens clone"
+    return "pipx install .", " in the top folder of your vaultlens clone"
   end
-  return "pipx install " .. (extra or "") .. vim.fn.shellescape(root), ""
+  return "pipx install " .. vim.fn.shellescape(root), ""
 end
 
 --- What to say when the server executable is not there: what was looked for and how to install it.
@@ -228,7 +510,17 @@ local function no_server_error()
   if exe and vim.fn.executable(exe) == 0 then
     return { code = -32002, message = M.missing_message() }
   end
-  return { code = -32002, message = "no vaultlens server: open a Markdown page of a vault first" }
+  local why = M.not_attached[vim.api.nvim_get_current_buf()]
+  if why then
+    return { code = -32002, message = why }
+  end
+  local cwd = vim.fn.getcwd()
+  local _, none = M.resolve_root(cwd)
+  return {
+    code = -32002,
+    message = ("no vaultlens server: open a Markdown page of a vault first (the working directory %s is none: %s; "
+      .. "root_markers in setup() says what marks a vault folder)"):format(vim.fn.fnamemodify(cwd, ":~"), tostring(none)),
+  }
 end
 
 -- Whether the server executable is missing (said once per setup(), with how to install it).
@@ -272,10 +564,19 @@ function M.attach(bufnr)
   if name == "" or name:match("^%a[%w+.-]*://") then
     return nil
   end
-  local root = M.find_root(name)
+  local root, how = M.resolve_root(name)
   if not root then
+    -- Said once per buffer: why this page has no server, and the option that decides it.
+    local why = ("no vault for %s: %s. Put an empty .vaultlens.toml in the vault folder, or set "
+      .. "root_markers in setup()"):format(vim.fn.fnamemodify(name, ":~"), how)
+    if M.not_attached[bufnr] ~= why then
+      M.not_attached[bufnr] = why
+      notify(why)
+    end
     return nil
   end
+  M.not_attached[bufnr] = nil
+  remember_root(root, how)
   if vim.lsp.start then
     -- Neovim 0.8+: reuses the client whose name and root_dir match.
     if executable_missing() then
@@ -309,8 +610,15 @@ function M.client(bufnr)
       end
     end
   end
-  local root = (path and M.find_root(path)) or M.find_root(vim.fn.getcwd())
+  local root, how = nil, nil
+  if path then
+    root, how = M.resolve_root(path)
+  end
+  if not root then
+    root, how = M.resolve_root(vim.fn.getcwd())
+  end
   if root then
+    remember_root(root, how)
     return M.client_for_root(root)
   end
   return clients[1]
@@ -484,10 +792,8 @@ end
 
 local function report(err, what)
   if err.code == -32601 then
-    local command, where = M.install_command("--force ")
     notify(
-      what .. " is not supported by this vaultlens server: upgrade it (git pull in the clone, then `"
-        .. command .. "`" .. where .. ")",
+      what .. " is not supported by this vaultlens server: update it (reinstall vaultlens the way you installed it)",
       vim.log.levels.ERROR
     )
   else
@@ -547,6 +853,46 @@ function M.restart()
       M.attach(bufnr)
     end
   end
+end
+
+--- What :VaultlensInfo says: the server command, how vault folders are chosen, the running
+--- servers with how each vault folder was chosen, and the current buffer's vault (or why none).
+function M.info(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local cmd = M.config.cmd or {}
+  local exe = cmd[1]
+  local lines = {
+    ("server: %s%s"):format(table.concat(cmd, " "), (exe and vim.fn.executable(exe) == 0) and "  (not found)" or ""),
+    ("root_markers: %s; root_fallback: %s"):format(table.concat(M.config.root_markers or {}, ", "), tostring(M.config.root_fallback)),
+  }
+  local clients = all_clients()
+  if #clients == 0 then
+    table.insert(lines, "no server is running")
+  end
+  for _, client in ipairs(clients) do
+    local root = client.config.root_dir or "?"
+    local _, how = M.resolve_root(root)
+    table.insert(lines, ("vault %s (%s), server id %d"):format(root, M.roots[root] or how or "?", client.id))
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local attached = buf_clients(bufnr)[1]
+  if attached then
+    table.insert(lines, ("this buffer: in the vault %s"):format(attached.config.root_dir))
+  elseif M.not_attached[bufnr] then
+    table.insert(lines, "this buffer: " .. M.not_attached[bufnr])
+  elseif name == "" then
+    table.insert(lines, "this buffer: no file")
+  else
+    local root, how = M.resolve_root(name)
+    table.insert(lines, ("this buffer: not attached (filetype %q); its vault would be %s (%s)"):format(
+      vim.bo[bufnr].filetype, tostring(root), tostring(how)))
+  end
+  return lines
+end
+
+--- :VaultlensInfo
+function M.info_command()
+  vim.api.nvim_echo({ { "vaultlens\n" .. table.concat(M.info(), "\n") } }, true, {})
 end
 
 -- --- setup ---------------------------------------------------------------------------------------
