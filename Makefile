@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test eval bench clean
+.PHONY: run test eval bench dist clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,5 +30,17 @@ eval: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
+## Build the wheel and the sdist into dist/ (python -m build in a venv of its own, .venv-build, so
+## the project's .venv is not needed; build fetches setuptools for an isolated build).
+BUILD_VENV := .venv-build
+$(BUILD_VENV)/.installed:
+	$(PYTHON) -m venv $(BUILD_VENV)
+	$(BUILD_VENV)/bin/pip install -q build
+	touch $@
+
+dist: $(BUILD_VENV)/.installed
+	rm -rf dist
+	$(BUILD_VENV)/bin/python -m build --quiet --outdir dist .
+
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(BUILD_VENV) dist

@@ -15,9 +15,9 @@ local NAME = "vaultlens"
 local uv = vim.uv or vim.loop
 
 local defaults = {
-  -- The server command; `vaultlens` comes from `pipx install vaultlens` or `pip install vaultlens`.
+  -- The server command; `vaultlens` comes from `pipx install .` in a vaultlens clone (see README).
   cmd = { "vaultlens", "lsp" },
-  -- Server settings (see README "Settings"): exclude, completion = { limit, linkStyle },
+  -- Server settings (see README "Configuration"): exclude, completion = { limit, linkStyle },
   -- links = { order }, hover = { related }, diagnostics = { ... }, codeLens = { ... }.
   settings = {},
   -- A buffer belongs to the nearest folder holding the first marker found, else the second...
@@ -467,11 +467,42 @@ end
 
 local warned_missing = false
 
+-- vaultlens is installed from a clone (it is on no package index); this file is
+-- editors/nvim/lua/vaultlens/init.lua of one, unless the plugin was copied out of it.
+local SOURCE = debug.getinfo(1, "S").source
+
+--- The clone this plugin lives in, or nil.
+local function clone_root()
+  if SOURCE:sub(1, 1) ~= "@" then
+    return nil
+  end
+  local root = vim.fn.fnamemodify(vim.fn.resolve(SOURCE:sub(2)), ":p:h:h:h:h:h")
+  if vim.fn.filereadable(root .. "/pyproject.toml") == 1 then
+    return root
+  end
+  return nil
+end
+
+--- README's install command (`pipx install .` in the clone's top folder) made to run from
+--- anywhere: `pipx install '<clone>'`; and where to run it.
+function M.install_command()
+  local root = clone_root()
+  if not root then
+    return "pipx install .", " in the top folder of your vaultlens clone"
+  end
+  return "pipx install " .. vim.fn.shellescape(root), ""
+end
+
 --- What to say when the server executable is not there: what was looked for and how to install it.
 function M.missing_message()
   local exe = (M.config.cmd and M.config.cmd[1]) or "vaultlens"
-  return ("the language server %q was not found: install it with `pipx install vaultlens` (or `pip install vaultlens`), "
-    .. "or pass cmd = { '/path/to/vaultlens', 'lsp' } to setup()"):format(exe)
+  local command, where = M.install_command()
+  return ("the language server %q was not found: install it with `%s`%s (or uv tool install, or pip install "
+    .. "into a virtualenv: see README), or pass cmd = { '/path/to/vaultlens', 'lsp' } to setup()"):format(
+    exe,
+    command,
+    where
+  )
 end
 
 local function no_server_error()
