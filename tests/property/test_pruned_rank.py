@@ -1,4 +1,4 @@
-"""Max-score pruning (``engine.search._scored_top``) never changes the first ``limit`` hits.
+"""Max-score pruning (``engine.topk.top_components``) never changes the first ``limit`` hits.
 
 ``rank(vault, query, limit)`` scores only the candidates that can still reach the first
 ``limit``; these tests compare it, hit for hit (path, score, every component), with the first
@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from vaultkit import build_vault
 
 from vaultlens.engine.query import context_page, parse_query
-from vaultlens.engine.scoring import _starts_with_typed, candidates, link_prior, make_plan, page_components
-from vaultlens.engine.search import _Bounds, _near, _starts_typed, matching_headings, rank
+from vaultlens.engine.scoring import candidates, link_prior, make_plan, page_components, starts_with_typed
+from vaultlens.engine.search import matching_headings, near_pages, rank
+from vaultlens.engine.topk import Bounds, starts_typed
 from vaultlens.engine.weights import POINTS
 
 WORDS = ["alpha", "beta", "gamma", "kiwi", "graph", "rag", "run", "runs", "running", "car", "cafe", "café",
@@ -103,8 +104,8 @@ def test_the_bounds_are_never_below_a_final_score(files, text, prefix, vocabular
     query = parse_query(text, prefix=prefix, limit=5, context=context)
     plan = make_plan(vault, query)
     found = context_page(vault, query)
-    near = _near(vault, found) if found is not None else set()
-    bounds = _Bounds(vault, query, plan, near)
+    near = near_pages(vault, found) if found is not None else set()
+    bounds = Bounds(vault, query, plan, near)
     strong = bounds.named_pages() | bounds.meta_pages()
     cands = candidates(vault, query, plan)
     tiered = bounds.tiered_pages(set(cands))  # term by term: at least what page by page gives
@@ -154,8 +155,8 @@ name_tokens = st.lists(st.sampled_from(["a", "ab", "abc", "b", "ba"]), max_size=
 @given(name_tokens, st.lists(name_tokens, max_size=2), st.lists(st.sampled_from(["a", "ab", "b", "abc"]), min_size=1, max_size=3))
 def test_the_title_start_check_is_the_prefix_phrase_condition(title, aliases, typed):
     fields = SimpleNamespace(title_tokens=title, alias_tokens=tuple(aliases))
-    want = _starts_with_typed(title, tuple(typed)) or any(_starts_with_typed(a, tuple(typed)) for a in aliases)
-    assert _starts_typed(fields, tuple(typed)) == want
+    want = starts_with_typed(title, tuple(typed)) or any(starts_with_typed(a, tuple(typed)) for a in aliases)
+    assert starts_typed(fields, tuple(typed)) == want
 
 
 def _zipf_vault(seed: int, n_pages: int = 400) -> dict[str, str]:
@@ -185,7 +186,7 @@ def _zipf_vault(seed: int, n_pages: int = 400) -> dict[str, str]:
 def test_pruned_ranking_equals_the_full_ranking_on_a_larger_vault(seed):
     # Hundreds of candidates per query, so the bar stands before the body postings are walked and
     # the terms too small to enumerate are looked up in the bound's pages (the MaxScore part of
-    # ``_scored_top``), which the small random vaults above seldom reach.
+    # ``top_components``), which the small random vaults above seldom reach.
     vault = build_vault(_zipf_vault(seed))
     rng = random.Random(seed)
     titles = sorted(page.title for page in vault.pages.values())
