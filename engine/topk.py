@@ -68,7 +68,7 @@ def declared_slack(bounds: Mapping[str, Bound], points: Mapping[str, float]) -> 
         elif bound.per == TERM:
             per_term += top
         elif bound.per == FIELD:  # in every field it reads
-            per_term += top * len(bound.fields)
+            per_term += sum(bound.top(points[name], f) for f in bound.fields)
         else:
             raise ValueError(f"{name}: a channel fired {bound.per!r} cannot be bounded per page")
     return once, per_term
