@@ -262,11 +262,18 @@ def _check_bounds(seen, vault, query) -> None:
         assert bounds.medium(page, fields) >= final, (path, components)
         quick = bounds.medium(page, fields, tiered[path])
         assert bounds.tighten(page, fields, quick, tiered[path]) == bounds.strong(page, fields)  # the same bound
-        # the body tiers on their own (other channels' slack would hide a low one above)
-        for term_plan, tier in zip(plan.terms, bounds.tiers):
-            body = sum(c[3] for c in components if c[0] in ("body-term", "body-bm25") and c[1] == term_plan.term)
-            count = fields.body_counts.get(term_plan.term, 0)
-            assert body <= (tier[min(count, 3)] if count else 0), (path, term_plan.term, count, components)
+        # each term's parts on their own (other channels' slack would hide a low one above): its
+        # body tier, or the stand-ins' body points; its name, tag, heading and path points
+        for (term_plan, others, stand_in, names), tier, named in zip(bounds.terms, bounds.tiers, bounds.named):
+            term = term_plan.term
+            mine = [c for c in components if c[1] == term and BOUNDS[c[0]].per != ONCE]
+            body = sum(c[3] for c in mine if c[0] in ("body-term", "body-bm25"))
+            count = fields.body_counts.get(term, 0)
+            assert body <= (tier[min(count, 3)] if count else 0), (path, term, count, components)
+            stood = sum(c[3] for c in mine if BOUNDS[c[0]].stand_in and c[4] == "body")
+            assert stood <= (0 if count else stand_in), (path, term, components)
+            in_names = sum(c[3] for c in mine if c[0] not in ("body-term", "body-bm25") and c[4] != "body")
+            assert in_names <= (topk._name_points(term, others, names, fields) if path in named else 0), (path, term, components)
         if path not in strong:
             assert bounds.other(page, fields) >= final, (path, components)
 
