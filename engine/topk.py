@@ -17,6 +17,7 @@ import functools
 import heapq
 import math
 from bisect import bisect_left
+from itertools import product
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
@@ -91,25 +92,34 @@ _TITLE_TERM, _ALIAS_TERM, _TAG_TERM = most_points("title-term"), most_points("al
 _HEADING_TERM, _PATH_TERM = most_points("heading-term"), most_points("path-term")
 _BODY_TERM, _BODY_CAP = POINTS["body-term"], BOUNDS["body-term"].cap  # per occurrence, up to the cap
 _BM25_MOST = most_points("body-bm25")
-# the stand-in channels: (the TermPlan attribute of their words, the most per field), of those
-# that fire once per term and field (at most one of them per field) and once per term
-_STAND_INS = tuple(
-    (per, tuple((bound.stand_in, tuple(most_points(name, f) for f in TERM_FIELDS))
-                for name, bound in BOUNDS.items() if bound.stand_in and bound.per == per))
-    for per in (FIELD, TERM)
-)
+# The stand-in channels (``Bound.stand_in``: the TermPlan attribute holding the words they
+# match) and, for each set of them a term may have words for, the most those words earn in
+# each of TERM_FIELDS (title, alias, tag, body): one FIELD stand-in per field, every TERM one.
+_STAND_IN_WORDS = tuple(dict.fromkeys(bound.stand_in for bound in BOUNDS.values() if bound.stand_in))
 
 
-def stand_ins(tp: TermPlan) -> tuple[float, float, float, float]:
-    """The most the words standing in for one term (its synonyms, stems, folded forms, typo
-    corrections) can earn in each of TERM_FIELDS (title, alias, tag, body): one FIELD
-    stand-in per field and every TERM one."""
-    (_field, per_field), (_term, per_term) = _STAND_INS
+def _stand_in_most(present: tuple[bool, ...]) -> tuple[float, ...]:
+    has = dict(zip(_STAND_IN_WORDS, present))
     out = []
-    for i in range(len(TERM_FIELDS)):
-        one = max((points[i] for attr, points in per_field if getattr(tp, attr)), default=0)
-        out.append(one + sum(points[i] for attr, points in per_term if getattr(tp, attr)))
-    return tuple(out)  # type: ignore[return-value]
+    for field in TERM_FIELDS:
+        one = per_term = 0.0
+        for name, bound in BOUNDS.items():
+            if bound.stand_in and has[bound.stand_in]:
+                if bound.per == FIELD:
+                    one = max(one, most_points(name, field))
+                else:
+                    per_term += most_points(name, field)
+        out.append(one + per_term)
+    return tuple(out)
+
+
+_STAND_IN_MOST = {present: _stand_in_most(present) for present in product((False, True), repeat=len(_STAND_IN_WORDS))}
+
+
+def stand_ins(tp: TermPlan) -> tuple[float, ...]:
+    """The most the words standing in for one term (its synonyms, stems, folded forms, typo
+    corrections) can earn in each of TERM_FIELDS (title, alias, tag, body)."""
+    return _STAND_IN_MOST[tuple(bool(getattr(tp, words)) for words in _STAND_IN_WORDS)]
 
 
 def prunes(query: Query, limit: int, candidates: int) -> bool:
