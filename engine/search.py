@@ -17,6 +17,7 @@ from .model import Hit, Page
 from .query import Query, context_page, passes_filters
 from .scoring import candidates, link_prior, make_plan, page_components, score_of, to_matches
 from .snippet import make_snippet
+from .text import tokenize
 from .topk import prior_pages, prunes, top_components
 from .vault import Vault
 from .weights import GRAPH_HOP2, POINTS
@@ -110,8 +111,6 @@ def matching_headings(page: Page, text: str, fields: PageFields | None = None) -
     Shown under their page in workspace symbols; they never change the page ranking. With the
     page's ``fields``, a page whose headings lack one of the words is passed over at once.
     """
-    from .text import tokenize
-
     words = set(tokenize(text))
     if not words or (fields is not None and not words <= fields.heading_set):
         return []
