@@ -29,7 +29,7 @@ from vaultlens.engine.page import parse_page
 from vaultlens.engine.query import context_page, parse_query
 from vaultlens.engine.scoring import candidates, link_prior, make_plan, page_components, starts_with_typed
 from vaultlens.engine.search import matching_headings, near_pages, rank
-from vaultlens.engine.text import tokenize
+from vaultlens.engine.text import fold, tokenize
 from vaultlens.engine import topk
 from vaultlens.engine.topk import Bounds, starts_typed
 from vaultlens.engine.weights import BOUNDS, CHANNELS, FIELD, ONCE, POINTS, TERM, Bound
@@ -81,7 +81,8 @@ def queries_for(draw, files: dict[str, str]) -> list[str]:
     """Queries for ``files``: random words, and words from one page's title, alias, heading, tag
     or file name: as they are, with the last one typed in part (as-you-type: prefix-term,
     prefix-phrase), with two letters of one swapped (a typo: fuzzy-term) and with one in place of
-    a word for it (synonym-term, stem-term, folded-term), sometimes with one more word; and the
+    a word for it (synonym-term, stem-term, folded-term), without diacritics (folded-term),
+    sometimes with one more word; and the
     last dotted segment of a file name (leaf-exact)."""
     texts = [draw(queries)]
     names = sorted({name for path, text in files.items() for name in _names(parse_page(path, text))})
@@ -95,8 +96,9 @@ def queries_for(draw, files: dict[str, str]) -> list[str]:
             j = draw(st.integers(1, len(word) - 2))
             typo[i] = word[:j] + word[j + 1] + word[j] + word[j + 2 :]
         other = [*tokens[:i], OTHER_WORD.get(word, word), *tokens[i + 1 :]]
+        folded = [fold(t) for t in tokens]  # without diacritics (an ASCII query: the top-k search's)
         more = [draw(words)] if draw(st.integers(0, 3)) == 0 else []
-        texts += [" ".join(t + more) for t in (tokens, typed, typo, other)]
+        texts += [" ".join(t + more) for t in (tokens, typed, typo, other, folded)]
     leaves = sorted(path[:-3].rsplit(".", 1)[-1] for path in files if path.count(".") > 1)
     if leaves:  # a Dendron note's own name (leaf-exact)
         texts.append(draw(st.sampled_from(leaves)))
@@ -113,6 +115,8 @@ def described(hits) -> list[tuple]:
 
 # --- the declarations (weights.BOUNDS) hold for what scoring gives, and every channel fires --------
 
+# examples per property (more under HYPOTHESIS_PROFILE=thorough): enough for every channel to fire
+EXAMPLES = max(150, settings.default.max_examples)
 PRUNED = tuple(c for c in CHANNELS if BOUNDS[c].pruned)  # the channels the top-k search meets
 FORMULA = ("title-exact", "body-bm25", "link-prior")  # points by formula: at most the declared, not each value
 
@@ -172,7 +176,7 @@ def test_pruned_ranking_equals_the_top_of_the_full_ranking():
     assert not seen.missing(), "never seen in the random vaults: " + repr(seen.missing())
 
 
-@settings(max_examples=150)
+@settings(max_examples=EXAMPLES)
 @example(  # pages that match by a tag alone
     ({"a.md": "---\ntitle: zz\ntags: [alpha]\n---\n", "b.md": "---\ntags: [alpha]\n---\n"}, ("alpha",)), 1, False, False, None
 )
@@ -213,7 +217,7 @@ def test_the_bounds_are_never_below_a_final_score():
     assert not seen.missing(), "never seen in the random vaults: " + repr(seen.missing())
 
 
-@settings(max_examples=150)
+@settings(max_examples=EXAMPLES)
 @example(({"kiwi.md": "---\ntitle: alpha\n---\nriver\n", "b.md": "kiwi\n"}, ("kiwi",)), False, False, None)  # file name
 @given(cases, flags, flags, contexts)
 def _bounds_hold(seen, case, prefix, vocabulary, context):
