@@ -67,13 +67,19 @@ def hit_via(matched: Sequence[Match]) -> str:
     return "+".join(k for k in (LEXICAL, VECTOR) if k in kinds)
 
 
-def hybrid_search(vault: Vault, query: Query, vectors: VectorArm | None = None) -> tuple[Hit, ...]:
-    """The top ``query.limit`` hits (all when the limit is 0 or less) by reciprocal rank fusion."""
-    from .search import rank  # search dispatches here: import at call time
+def arm_depth(query: Query) -> int:
+    """How many pages each arm contributes: RRF_DEPTH, or the query's limit when more."""
+    return max(RRF_DEPTH, query.limit)
 
-    depth = max(RRF_DEPTH, query.limit)
+
+def hybrid_search(
+    vault: Vault, query: Query, default_hits: Sequence[Hit], vectors: VectorArm | None = None
+) -> tuple[Hit, ...]:
+    """The top ``query.limit`` hits (all when the limit is 0 or less) by reciprocal rank fusion
+    of ``default_hits`` (the default ranking's first ``arm_depth(query)``, which ``search``
+    ranks: the default arm) with the other arms."""
+    depth = arm_depth(query)
     plan = make_plan(vault, query)
-    default_hits, _graph_only = rank(vault, query, depth)
     arms = [
         Arm("default", LEXICAL, [h.page.path for h in default_hits]),
         Arm("bm25f", LEXICAL, bm25f_rank(vault, query, depth, plan)),

@@ -1,7 +1,7 @@
-"""score_page: every point a page earns for a query, recorded as a Match as it is earned.
+"""page_components: every point a page earns for a query, recorded as a component as it is earned.
 
-The score of a hit is the sum of its matches' points and nothing else, so the explanation
-cannot disagree with the ranking. Pure: reads the page, its fields and the vault's indexes.
+The score of a hit is the sum of its components' points and nothing else (``score_of``), so
+the explanation cannot disagree with the ranking. Pure: reads the page, its fields and the vault's indexes.
 What depends only on the query and the vault (stem groups, synonyms, typo corrections,
 document frequencies) is looked up once per query in a ``Plan``, so scoring a page is a few
 set and dict look-ups per term.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -59,7 +60,7 @@ def contains_sequence(haystack: tuple[str, ...], needle: tuple[str, ...]) -> boo
     return False
 
 
-def _starts_with_typed(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
+def starts_with_typed(haystack: tuple[str, ...], needle: tuple[str, ...]) -> bool:
     """Whether ``haystack`` begins with ``needle``, its last token only typed in part."""
     n = len(needle)
     return 0 < n <= len(haystack) and haystack[: n - 1] == needle[:-1] and haystack[n - 1].startswith(needle[-1])
@@ -268,15 +269,13 @@ _PRIOR_COMPONENTS = tuple(("link-prior", "", n, _PRIOR_POINTS[n], "", "") for n 
 Component = tuple
 
 
-def score_page(page: Page, fields: PageFields, query: Query, vault: Vault, plan: Plan | None = None) -> list[Match]:
-    """The matches of one page for a query, link-prior included (unsorted; empty when nothing
-    matched)."""
-    found = page_components(page, fields, query, vault, plan)
-    if found:
-        prior = link_prior(vault, page)
-        if prior is not None:
-            found.append(prior)
-    return [Match(*c) for c in found]
+def score_of(points: Iterable[int | float]) -> int | float:
+    """The score of a hit: the sum of its components' points and nothing else.
+
+    Points are whole numbers or exact binary fractions (``weights.FIXED_STEP``), so the sum is
+    exact whatever the order of addition: the score equals the sum of the listed points.
+    """
+    return sum(points)
 
 
 def page_components(
@@ -321,11 +320,11 @@ def page_components(
     if partial and not found:
         # As-you-type: "retrieval aug" is on its way to the title "Retrieval-Augmented Generation",
         # and "filt" to "Filters" more than to "Combining Filters".
-        if _starts_with_typed(title_tokens, seq):
+        if starts_with_typed(title_tokens, seq):
             add(("prefix-phrase", "", 1, POINTS["prefix-phrase"], "", ""))
         else:
             for alias, tokens in zip(aliases, fields.alias_tokens):
-                if _starts_with_typed(tokens, seq):
+                if starts_with_typed(tokens, seq):
                     add(("prefix-phrase", alias, 1, POINTS["prefix-phrase"], "", ""))
                     break
 
@@ -348,7 +347,7 @@ def page_components(
         if count:
             add(("body-term", term, count, POINTS["body-term"] * min(count, BODY_CAP), "body", ""))
             if not norm:
-                norm = _bm25_norm(fields.lengths[4], plan.avg_body)
+                norm = bm25_norm(fields.lengths[4], plan.avg_body)
             bm25 = fixed(min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm))))
             if bm25 > 0:
                 add(("body-bm25", term, count, bm25, "body", ""))
@@ -434,21 +433,14 @@ def page_components(
     return found
 
 
-def _body_bm25(tf: int, length: int, avg: float, idf: float) -> float:
-    """BM25 of one term in the body, ``idf * tf (k1 + 1) / (tf + k1 (1 - b + b length / avg))``
-    (Robertson & Zaragoza 2009, eq. 3.15), times BM25_SCALE, capped at POINTS["body-bm25"].
-    (``page_components`` computes the same expression inline, the norm once per page.)"""
-    raw = idf * tf * (BM25_K1 + 1.0) / (tf + _bm25_norm(length, avg))
-    return fixed(min(_BM25_MOST, BM25_SCALE * raw))
-
-
-def _bm25_norm(length: int, avg: float) -> float:
-    """BM25's ``k1 (1 - b + b length / avg)`` for a body of ``length`` tokens."""
+def bm25_norm(length: int, avg: float) -> float:
+    """BM25's ``k1 (1 - b + b length / avg)`` for a body of ``length`` tokens: body-bm25 is
+    ``idf * tf (k1 + 1) / (tf + norm)`` (Robertson & Zaragoza 2009, eq. 3.15) times BM25_SCALE,
+    capped at POINTS["body-bm25"] (``page_components`` computes it inline, the norm once per page)."""
     return BM25_K1 * (1.0 - BM25_B + BM25_B * length / avg)
 
 
 _BM25_MOST = POINTS["body-bm25"]
-
 
 
 def order_matches(matches: list[Match]) -> tuple[Match, ...]:

@@ -1,13 +1,68 @@
-"""POINTS: the one table of every number that changes the ranking, and the channel order.
+"""POINTS: the one table of every number that changes the ranking, and the channel order;
+BOUNDS: what bounds each channel, which the top-k search (``topk.py``) prunes with.
 
 The order of ``CHANNELS`` is the order components are listed in within a hit (after points).
 The first eight channels and their points are the ranking contract (engine issue, section 5);
 channels after them are additions that never change what the contract's channels mean.
+
+A new channel gets its points in POINTS and its bound in BOUNDS (a test fails without one):
+``topk.py`` then bounds it by its declared maximum until it is given a tighter bound there.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
+
+# --- how a channel's bound is declared (BOUNDS, after POINTS) ------------------------------------
+
+ONCE = "once"  # at most once per page
+TERM = "term"  # at most once per query term
+FIELD = "field"  # at most once per query term and field it reads
+ARM = "arm"  # once per ranked arm of --rank hybrid
+
+# The page fields a channel reads: TERM_FIELDS and these.
+HEADING, PATH, FILE, LINKS, RANKS = "heading", "path", "file", "links", "ranks"
+NAMES = ("title", "alias")
+TERM_FIELDS = ("title", "alias", "tag", "body")  # = FIELDS: where a stand-in can match
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """What bounds the points one channel gives one page for one query.
+
+    ``per``: how often it fires (ONCE, TERM, FIELD, ARM). ``fields``: the page fields it reads.
+    One firing earns at most the channel's points times ``cap`` (a channel whose points count
+    per occurrence: the occurrences that count), or ``most[field]`` in a field named there.
+    ``base``: a ONCE channel worth ``base`` plus that much per query term (title-exact).
+    ``stand_in``: it matches a word standing in for a query term (the ``TermPlan`` attribute
+    that holds those words: synonyms, stems, folded, fuzzy), and only in a field where the term
+    itself did not match; of the FIELD stand-ins at most one fires per term and field.
+    ``without``: channels it never fires with (for the same term; a ONCE channel: on the page).
+    ``pruned``: False for a channel the top-k search never meets (graph-edge: ``--graph`` is
+    not pruned; rrf: fused after the ranking).
+    """
+
+    per: str
+    fields: tuple[str, ...]
+    most: Mapping[str, float] = field(default_factory=dict)
+    cap: int = 1
+    base: int = 0
+    stand_in: str = ""
+    without: tuple[str, ...] = ()
+    pruned: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "most", MappingProxyType(dict(self.most)))
+
+    def top(self, points: float, field: str | None = None) -> float:
+        """The most one firing earns, with the channel's ``points``: in ``field`` (0 for a
+        field it does not read), or in any field it reads."""
+        if field is None:
+            return max(self.most.get(f, points * self.cap) for f in self.fields)
+        return self.most.get(field, points * self.cap) if field in self.fields else 0
+
 
 POINTS = MappingProxyType(
     {
@@ -41,25 +96,66 @@ SYNONYM_MINOR = 1
 GRAPH_HOP2 = 1
 GRAPH_MAX_HOPS = 2
 PREFIX_ALIAS = 2  # prefix of an alias token only (not of a title token)
-PREFIX_MIN_CHARS = 1  # shortest partial term that counts as a prefix
+
+HEADING_EXACT = 6  # heading-phrase when a heading is exactly the query
+FOLDED_MINOR = 1
+PATH_LEAF = 3  # path-term for the file name's last dotted segment (a Dendron note's own name)
+
+# title-exact guarantees that an exact title, alias or file-name match ranks first. It is worth
+# EXACT_BASE + POINTS["title-exact"] per query term: more than any page without an exact match can
+# earn. By BOUNDS, per term that is at most title 5 + alias stand-ins 4 + tag 4 + body 3
+# + body-bm25 3 + heading 2 = 21 (alias-term and path-term never come with title-term); once
+# per query at most title-phrase 10 + leaf-exact 15 + heading-phrase 6 + title-cover 3
+# + link-prior 2 + context-edge 1 + prefix-term 3 = 40 (prefix-phrase comes only without the
+# phrase channels). tests/engine/test_ranking.py derives both bounds from BOUNDS.
+EXACT_BASE = 48
+
+# What bounds each channel, in POINTS' order: how often it fires, the fields it reads, the most
+# it earns where that is not its points, what it never comes with (``Bound``).
+BOUNDS = MappingProxyType(
+    {
+        "title-phrase": Bound(ONCE, NAMES),
+        "title-term": Bound(TERM, ("title",)),
+        "alias-term": Bound(TERM, ("alias",), without=("title-term",)),
+        "tag-term": Bound(TERM, ("tag",)),
+        "body-term": Bound(TERM, ("body",), cap=BODY_CAP),
+        "synonym-term": Bound(FIELD, TERM_FIELDS, {"tag": SYNONYM_MINOR, "body": SYNONYM_MINOR}, stand_in="synonyms"),
+        "stem-term": Bound(FIELD, TERM_FIELDS, stand_in="stems"),
+        "graph-edge": Bound(ONCE, (LINKS,), pruned=False),  # GRAPH_HOP2 (less) at hop 2
+        "context-edge": Bound(ONCE, (LINKS,)),
+        "prefix-term": Bound(ONCE, NAMES, {"alias": PREFIX_ALIAS}),
+        "prefix-phrase": Bound(
+            ONCE, NAMES, without=("title-phrase", "title-exact", "leaf-exact", "heading-phrase")
+        ),
+        "title-exact": Bound(ONCE, (*NAMES, FILE), base=EXACT_BASE),
+        "leaf-exact": Bound(ONCE, (FILE,), without=("title-exact",)),
+        "title-cover": Bound(ONCE, ("title",), without=("title-exact",)),
+        "heading-phrase": Bound(ONCE, (HEADING,), {HEADING: HEADING_EXACT}),  # its points: a heading holds it
+        "heading-term": Bound(TERM, (HEADING,)),
+        "path-term": Bound(TERM, (PATH, FILE), {FILE: PATH_LEAF}, without=("title-term", "alias-term")),
+        "body-bm25": Bound(TERM, ("body",)),  # by formula, at most its points
+        "folded-term": Bound(FIELD, TERM_FIELDS, {"tag": FOLDED_MINOR, "body": FOLDED_MINOR}, stand_in="folded"),
+        # typo corrections only for a term the vault knows no stem or folded form of
+        "fuzzy-term": Bound(
+            TERM, TERM_FIELDS, {"tag": FOLDED_MINOR, "body": FOLDED_MINOR}, stand_in="fuzzy",
+            without=("stem-term", "folded-term"),
+        ),
+        "link-prior": Bound(ONCE, (LINKS,)),  # by formula, at most its points
+        "rrf": Bound(ARM, (RANKS,), pruned=False),
+    }
+)
+
+
+def most_points(channel: str, field: str | None = None) -> float:
+    """The most one firing of ``channel`` earns (``BOUNDS``): in ``field``, or anywhere."""
+    return BOUNDS[channel].top(POINTS[channel], field)
+
 
 # Fixed precision: channels whose points come from a formula (body-bm25, link-prior) are rounded
 # to a multiple of 1/FIXED_STEP. Eighths are exact binary fractions, so any sum of them is exact
 # in floating point and in the JSON: score == sum(points) however it is added up.
 FIXED_STEP = 8
 
-# title-exact guarantees that an exact title, alias or file-name match ranks first. It is worth
-# EXACT_BASE + POINTS["title-exact"] per query term: more than any page without an exact match can
-# earn. Per term that is at most title 5 + alias 4 + tag 4 + body 3 + body-bm25 3 + heading 2
-# + path 3 = 24 (synonym, stem, folded and fuzzy matches only stand in, for less, where these did
-# not match); once per query at most title-phrase 10 + leaf-exact 15 + heading-phrase 6
-# + title-cover 3 + link-prior 2 + prefix-phrase 8 + prefix-term 3 = 47. tests/engine/test_ranking.py
-# recomputes both bounds from this table.
-EXACT_BASE = 48
-
-HEADING_EXACT = 6  # heading-phrase when a heading is exactly the query
-FOLDED_MINOR = 1
-PATH_LEAF = 3  # path-term for the file name's last dotted segment (a Dendron note's own name)
 FUZZY_MIN_CHARS = 5  # shorter words are never corrected
 FUZZY_LONG_CHARS = 9  # shorter words keep their first letter when corrected; these need not
 BM25_K1 = 1.2  # BM25 term-frequency saturation (Robertson & Zaragoza 2009, "The Probabilistic
@@ -78,11 +174,12 @@ VECTOR_MIN_SIMILARITY = 0.2  # cosine below this is no evidence: the vector arm 
 BM25F_WEIGHTS = MappingProxyType({"title": 5.0, "alias": 4.0, "heading": 4.0, "tag": 2.0, "body": 1.0})
 BM25F_B = MappingProxyType({"title": 0.3, "alias": 0.3, "heading": 0.3, "tag": 0.3, "body": 0.5})
 
+
 CHANNELS: tuple[str, ...] = tuple(POINTS)
 CHANNEL_RANK = MappingProxyType({name: i for i, name in enumerate(CHANNELS)})
 
 # Fields a term can match, in the order components name them.
-FIELDS: tuple[str, ...] = ("title", "alias", "tag", "body")
+FIELDS: tuple[str, ...] = TERM_FIELDS
 
 # Related pages (hover "Related pages", `vaultlens related`): why two pages belong together.
 RELATED_POINTS = MappingProxyType(

@@ -6,6 +6,7 @@ Components are written as (channel, term, hits, points, field, via) tuples.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -23,7 +24,20 @@ import vaultlens.engine.search
 from vaultlens.engine.query import normalize_folder, parse_query
 from vaultlens.engine.snippet import SNIPPET_CHARS
 from vaultlens.engine.vocabulary import parse_vocabulary
-from vaultlens.engine.weights import BODY_CAP, CHANNELS, EXACT_BASE, GRAPH_HOP2, POINTS, SYNONYM_MINOR
+from vaultlens.engine.scoring import TermPlan
+from vaultlens.engine.weights import (
+    ARM,
+    BODY_CAP,
+    BOUNDS,
+    CHANNELS,
+    EXACT_BASE,
+    FIELD,
+    GRAPH_HOP2,
+    ONCE,
+    POINTS,
+    SYNONYM_MINOR,
+    TERM,
+)
 
 VOCABULARY = "---\ngroups:\n  - canonical: automobile\n    variants: [car, auto]\n---\n"
 
@@ -70,6 +84,21 @@ def test_points_table_is_the_contract():
     assert (BODY_CAP, SYNONYM_MINOR, GRAPH_HOP2) == (3, 1, 1)
     with pytest.raises(TypeError):
         POINTS["title-term"] = 50  # type: ignore[index]
+
+
+def test_every_channel_declares_its_bound():
+    """A channel in POINTS without a bound in BOUNDS (what the top-k search prunes with: how often
+    it fires, the fields it reads, the most it earns) fails here; so does a malformed one."""
+    assert list(BOUNDS) == list(POINTS), "declare each channel's bound in weights.BOUNDS, in POINTS' order"
+    plan_words = {f.name for f in dataclasses.fields(TermPlan)}
+    for name, bound in BOUNDS.items():
+        assert bound.per in (ONCE, TERM, FIELD, ARM), name
+        assert bound.fields and set(bound.most) <= set(bound.fields), name
+        assert set(bound.without) <= set(POINTS) - {name}, name
+        assert not bound.stand_in or bound.stand_in in plan_words, name  # the TermPlan words it matches
+        assert not (bound.pruned and bound.per == ARM), name  # per arm: not bounded per page
+    with pytest.raises(TypeError):
+        BOUNDS["title-term"] = BOUNDS["alias-term"]  # type: ignore[index]
 
 
 # --- one channel at a time -------------------------------------------------------------------

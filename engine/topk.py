@@ -1,0 +1,844 @@
+"""Top-k search: the components of just enough candidates to hold the first ``limit`` hits.
+
+``search.rank`` gives the same hits, with the same scores, as when every candidate is scored:
+a page is scored only while an upper bound of its final score reaches the ``limit``-th best
+score so far (max-score pruning). Every number in the bounds comes from the channels'
+declarations in ``weights.BOUNDS`` (how often a channel fires, the fields it reads, the most
+it earns there), read once below; a channel declared there that these bounds do not name
+(``BOUNDED``) is bounded by its declared maximum (``declared_slack``), so a new channel never
+makes the pruning wrong, only looser until it gets its own bound here.
+``tests/property/test_pruned_rank.py`` checks the bounds against every page's score and the
+pruned ranking against the full one, on random vaults where every channel fires.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import math
+from bisect import bisect_left
+from itertools import product
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
+from typing import Any
+
+from .fields import PageFields
+from .model import Page
+from .query import Query, passes_filters
+from .scoring import Plan, TermPlan, bm25_norm, fixed, link_prior, page_components, score_of, starts_with_typed
+from .vault import PREFIX_TOKENS, Vault
+from .weights import (
+    BM25_B,
+    BM25_K1,
+    BM25_SCALE,
+    BOUNDS,
+    FIELD,
+    FIXED_STEP,
+    ONCE,
+    POINTS,
+    TERM,
+    TERM_FIELDS,
+    Bound,
+    most_points,
+)
+
+# --- the numbers, from the declarations (once, at import) -------------------------------------
+
+# The channels these bounds name, each with its own condition below; the stand-in channels
+# (``Bound.stand_in``) are bounded from their declarations whatever they are (``stand_ins``).
+BOUNDED = frozenset({
+    "title-phrase", "title-term", "alias-term", "tag-term", "body-term", "context-edge", "prefix-term",
+    "prefix-phrase", "title-exact", "leaf-exact", "title-cover", "heading-phrase", "heading-term",
+    "path-term", "body-bm25", "link-prior",
+})
+
+
+def declared_slack(bounds: Mapping[str, Bound], points: Mapping[str, float]) -> tuple[float, float]:
+    """What the channels the top-k search meets but does not bound by name (neither in
+    ``BOUNDED`` nor a stand-in) can add to a page at most, from their declarations: once per
+    page, and per query term."""
+    once = per_term = 0.0
+    for name, bound in bounds.items():
+        if not bound.pruned or name in BOUNDED or bound.stand_in:
+            continue
+        top = bound.top(points[name])
+        if bound.per == ONCE and bound.base:  # worth base + top per query term
+            once, per_term = once + bound.base, per_term + top
+        elif bound.per == ONCE:
+            once += top
+        elif bound.per == TERM:
+            per_term += top
+        elif bound.per == FIELD:  # in every field it reads
+            per_term += sum(bound.top(points[name], f) for f in bound.fields)
+        else:
+            raise ValueError(f"{name}: a channel fired {bound.per!r} cannot be bounded per page")
+    return once, per_term
+
+
+_SLACK_ONCE, _SLACK_TERM = declared_slack(BOUNDS, POINTS)
+
+_PRIOR = most_points("link-prior")  # the page's own is looked up where it may matter
+_CONTEXT = most_points("context-edge")
+_TITLE_PHRASE = most_points("title-phrase")
+_EXACT_BASE, _EXACT_TERM = BOUNDS["title-exact"].base, most_points("title-exact")  # once: base + per term
+_LEAF_EXACT = most_points("leaf-exact")
+_HEADING_EXACT = most_points("heading-phrase")  # a heading is the query
+_HEADING_PHRASE = POINTS["heading-phrase"]  # a heading holds it
+_COVER = most_points("title-cover")
+_PREFIX_PHRASE = most_points("prefix-phrase")
+_PREFIX_TERM = most_points("prefix-term")
+_PREFIX_TITLE, _PREFIX_ALIAS = most_points("prefix-term", "title"), most_points("prefix-term", "alias")
+_TITLE_TERM, _ALIAS_TERM, _TAG_TERM = most_points("title-term"), most_points("alias-term"), most_points("tag-term")
+_HEADING_TERM, _PATH_TERM = most_points("heading-term"), most_points("path-term")
+_BODY_TERM, _BODY_CAP = POINTS["body-term"], BOUNDS["body-term"].cap  # per occurrence, up to the cap
+_BM25_MOST = most_points("body-bm25")
+# The stand-in channels (``Bound.stand_in``: the TermPlan attribute holding the words they
+# match) and, for each set of them a term may have words for, the most those words earn in
+# each of TERM_FIELDS (title, alias, tag, body): one FIELD stand-in per field, every TERM one.
+_STAND_IN_WORDS = tuple(dict.fromkeys(bound.stand_in for bound in BOUNDS.values() if bound.stand_in))
+
+
+def _stand_in_most(present: tuple[bool, ...]) -> tuple[float, ...]:
+    has = dict(zip(_STAND_IN_WORDS, present))
+    out = []
+    for field in TERM_FIELDS:
+        one = per_term = 0.0
+        for name, bound in BOUNDS.items():
+            if bound.stand_in and has[bound.stand_in]:
+                if bound.per == FIELD:
+                    one = max(one, most_points(name, field))
+                else:
+                    per_term += most_points(name, field)
+        out.append(one + per_term)
+    return tuple(out)
+
+
+_STAND_IN_MOST = {present: _stand_in_most(present) for present in product((False, True), repeat=len(_STAND_IN_WORDS))}
+
+
+def stand_ins(tp: TermPlan) -> tuple[float, ...]:
+    """The most the words standing in for one term (its synonyms, stems, folded forms, typo
+    corrections) can earn in each of TERM_FIELDS (title, alias, tag, body)."""
+    return _STAND_IN_MOST[tuple(bool(getattr(tp, words)) for words in _STAND_IN_WORDS)]
+
+
+def prunes(query: Query, limit: int, candidates: int) -> bool:
+    """Whether ``top_components`` applies: fewer hits wanted than candidates, no graph walk
+    (graph-edge is not pruned) and an ASCII query (a title's diacritics are folded when matched
+    exactly, so a non-ASCII query is compared with every candidate)."""
+    return 0 < limit < candidates and not query.graph and all(t.isascii() for t in query.tokens)
+
+
+def prior_pages(scored: Mapping[str, list], limit: int) -> Iterable[str]:
+    """The pages of ``scored`` (components without link-prior) that can still reach the first
+    ``limit`` once their link-prior is added (at most ``_PRIOR``): adding it to these only gives
+    the same first ``limit`` hits, with the same scores, as adding it everywhere."""
+    if not 0 < limit < len(scored):
+        return scored.keys()
+    base = {path: score_of(c[3] for c in found) for path, found in scored.items()}
+    floor = heapq.nlargest(limit, base.values())[-1] - _PRIOR
+    return [path for path, score in base.items() if score >= floor]
+
+
+def top_components(
+    vault: Vault, query: Query, plan: Plan, found_in: set[str], limit: int, near: set[str]
+) -> dict[str, list]:
+    """The components of enough candidates to hold the first ``limit`` hits: ``rank`` gives the
+    same hits, with the same scores, as when every candidate is scored.
+
+    Max-score pruning: the candidates with a query word (a term, or a synonym, stem, folded or
+    typo form of one) in their title or aliases are "strong": they can earn every channel, and
+    each is bounded from its fields (``Bounds.strong``). The others first get a coarse bound
+    from the terms they hold: tag, heading and path channels where a query word is in those,
+    the prefix channels (when a name token starts with the partial term), and body points: per
+    term the body channels when its body holds the term and at most 2 stand-in points (synonym
+    or variant, and typo) when it does not; then a tight one. Each page's bound counts
+    its own link-prior and context-edge, as its final score does. A page is scored only while
+    its bound reaches the ``limit``-th best score so far: one below it can never enter the
+    first ``limit``, nor tie with them. (Only for ASCII queries: a title's diacritics are folded
+    when matched exactly, so a non-ASCII query is compared with every candidate.)
+    """
+    pages, fields = vault.pages, vault.fields
+    bounds = Bounds(vault, query, plan, near)
+    strong = bounds.named_pages() & found_in
+    prefix_cut = bounds.prefix_cut  # any page may have a name token that starts with the partial term
+    prefixed = (bounds.prefixed & found_in) - strong  # the others with such a token
+
+    near_points = POINTS["context-edge"]  # what ``rank`` adds to the pages in ``near``, one link from --context
+    scored: dict[str, list] = {}
+    # The ``limit`` best so far in ranking order, as a min-heap whose root is the last of them:
+    # the lowest score and, among equal scores, the title and path that sort last.
+    best: list[tuple[int | float, _Last]] = []
+
+    def score(path: str) -> None:
+        if path in scored:  # a page seeded below is met again among the others
+            return
+        page = pages[path]
+        if not passes_filters(page, query):
+            return
+        found = page_components(page, fields[path], query, vault, plan)
+        if found:
+            scored[path] = found
+            # the score the page ends with: link-prior and context-edge are added by ``rank``
+            prior = link_prior(vault, page)
+            total = score_of(c[3] for c in found) + (prior[3] if prior else 0) + (near_points if path in near else 0)
+            entry = (total, _Last((page.title.casefold(), path)))
+            if len(best) < limit:
+                heapq.heappush(best, entry)
+            elif best[0] < entry:
+                heapq.heapreplace(best, entry)
+
+    def can_enter(path: str, most: float) -> bool:
+        """Whether a page that scores at most ``most`` (link-prior and context-edge included)
+        could still be among the first ``limit``."""
+        if len(best) < limit or most > best[0][0]:
+            return True
+        return most == best[0][0] and (pages[path].title.casefold(), path) < best[0][1].key
+
+    # Every strong candidate gets a quick bound (``Bounds.medium``), then is scored in order of
+    # it, once its tight bound reaches the bar too, until the quick bound falls below the bar,
+    # which then only rises: the fewest pages are scored.
+    strong_bound, medium = bounds.strong, bounds.medium
+    tiered = bounds.tiered_pages(strong)
+    # Grouped by the quick bound with the page's own link-prior in place of the most (one look
+    # at a count kept per page), and by title within a group only once it is reached (as the
+    # ranking breaks ties, so the bar's own tie-break passes over the rest of a tie without a
+    # tight bound): most groups lie below the bar and are never sorted.
+    quick = bounds.medium_pages(strong, tiered)
+    by_bound: dict[float, list[str]] = {}
+    for path, most in quick.items():
+        if most != math.inf:
+            prior = link_prior(vault, pages[path])
+            most += (prior[3] if prior else 0) - _PRIOR
+        found = by_bound.get(most)
+        if found is None:
+            by_bound[most] = [path]
+        else:
+            found.append(path)
+    # They are scored in the order of their tight bounds, which the quick ones order only
+    # roughly (link-prior and length norms are not in them): a page's tight bound waits in a
+    # heap until no page still to come can have a higher one (its quick bound is at most the
+    # tight bound's), so the bar rises as fast as it can and the fewest pages are scored.
+    tighten = bounds.tighten
+    waiting: list[tuple[float, str, str]] = []  # (-tight bound, title casefolded, path)
+
+    def score_waiting(most: float) -> None:
+        # (and, until there are ``limit`` hits, the best waiting page anyway: a bar sooner)
+        while waiting and (-waiting[0][0] >= most or len(best) < limit):
+            neg_tight, _title, path = heapq.heappop(waiting)
+            if len(best) < limit or can_enter(path, -neg_tight):
+                score(path)
+
+    groups = sorted(((-most, _BY_TITLE, paths) for most, paths in by_bound.items()), key=_bound_order)
+    for neg, _title, path in _expand(groups, pages):
+        score_waiting(-neg)
+        if len(best) == limit and not can_enter(path, -neg):
+            if -neg < best[0][0]:
+                break
+            continue
+        tight = tighten(pages[path], fields[path], quick[path], tiered[path])
+        if len(best) == limit and not can_enter(path, tight):
+            continue
+        heapq.heappush(waiting, (-tight, pages[path].title.casefold(), path))
+    score_waiting(-math.inf)
+
+    # As-you-type, few titles may hold the words typed so far ("to": 17 of 100,000 pages). Then
+    # pages with a name token that starts with the partial term are scored until there are
+    # ``limit`` hits, those whose title starts with the text typed first: the bar then stands
+    # before the body postings are walked, where a common word such as "to" is in every page.
+    typed = query.tokens
+    starting = {path for path in prefixed if starts_typed(fields[path], typed)}  # can earn prefix-phrase
+    if len(best) < limit and prefixed:
+        for path in (*sorted(starting), *sorted(prefixed - starting)):
+            if len(best) == limit:
+                break
+            score(path)
+
+    # Every other candidate: a coarse bound from the terms it holds (and the prefix channels),
+    # then, while that reaches the bar, a tight one. Those with a query word in a tag, heading
+    # or path (``meta``) can earn those channels too: per term at most tag-term, heading-term
+    # and path-term, and the phrase channels only when they hold every term there.
+    later = _PRIOR + (_CONTEXT if query.context else 0) + bounds.slack
+    prefix_max = _PREFIX_PHRASE + _PREFIX_TERM
+    postings = vault.postings
+    floor = best[0][0] if len(best) == limit else -math.inf
+    # prefix-phrase only where the title or an alias starts with the text typed
+    bound: dict[str, float] = dict.fromkeys(prefixed, _PREFIX_TERM)
+    bound.update(dict.fromkeys(starting, prefix_max))
+    base = prefix_max if prefix_cut else 0
+    meta: set[str] = set()
+    in_all_meta: set[str] | None = None  # pages with every term (or a stand-in) in their meta tokens
+    # per term: tag-term (or a stand-in's tag points) where a tag holds it or a stand-in,
+    # heading-term where a heading holds it, path-term where the path does
+    for tagged, stand_for, (term_plan, _others, _stand_in, names) in zip(bounds.tagged, bounds.stand_fors, bounds.terms):
+        tagged = (tagged & found_in) - strong
+        if not tagged:
+            in_all_meta = tagged
+            continue
+        channels = (
+            (_holders(vault.tag_postings, stand_for), max(_TAG_TERM, names[2])),
+            (vault.heading_postings.get(term_plan.term, ()), _HEADING_TERM),
+            (vault.path_postings.get(term_plan.term, ()), _PATH_TERM),
+        )
+        for holders, points in channels:
+            for path in holders:
+                if path in tagged:
+                    bound[path] = bound.get(path, base) + points
+        meta |= tagged
+        in_all_meta = tagged if in_all_meta is None else in_all_meta & tagged
+    phrase_max = max(bounds.exact_max, _LEAF_EXACT) + _HEADING_EXACT
+    for path in in_all_meta or ():
+        bound[path] = bound.get(path, base) + phrase_max
+    # Body points, per term at most its tier of 3 or more occurrences. Terms whose maxima,
+    # smallest first, cannot lift a page holding only them to the bar are not enumerated ("the"
+    # is in every page): only looked up in the pages the other terms, prefixes and meta tokens
+    # bring in.
+    # A page holding the term itself gets the most its body count can earn (``Bounds.tiers``);
+    # one holding only a stand-in (synonym, variant, typo) at most the stand-in points.
+    body = []
+    for (tp, _others, stand_in, _names), tier in zip(bounds.terms, bounds.tiers):
+        stand_words = (*(synonym[0] for synonym in tp.synonyms), *tp.stems, *tp.folded, *tp.fuzzy)
+        body.append((tier[3], tp.term, stand_words, tier, stand_in))  # at most: 3 or more occurrences
+    body.sort(key=itemgetter(0))
+    reach = base + later
+    minor = 0
+    while minor < len(body) and reach + body[minor][0] < floor:
+        reach += body[minor][0]
+        minor += 1
+    # Each enumerated term walks its postings once (every holder gets the tier of one
+    # occurrence, or the stand-in points when those are more), then its pages of two, and of
+    # three or more, occurrences (``Vault.body_twice``, ``body_thrice``) get the difference: no
+    # page's body counts are looked up. A holder of the term in a name or tag only gets at
+    # least its stand-in points, as before, and the strong pages are dropped at the end.
+    twice, thrice = vault.body_twice, vault.body_thrice
+    for _most, term, stand_words, tier, stand_in in body[minor:]:
+        holders = postings.get(term, ())
+        _add_tiers(bound, holders, twice.get(term, ()), thrice.get(term, ()), tier, stand_in, base)
+        if stand_words and stand_in:
+            standing: set[str] = set()
+            for word in stand_words:
+                standing.update(postings.get(word, ()))
+            standing.difference_update(holders)
+            get = bound.get
+            for path in standing:
+                bound[path] = get(path, base) + stand_in
+    for path in strong:
+        bound.pop(path, None)
+    if minor:
+        # Looked up only in the pages whose bound may still reach the bar with them, one term at
+        # a time, the one that can earn the most first: a page drops out as soon as the most the
+        # remaining terms could add leaves it below the bar. A term held by fewer pages than a
+        # few times those left walks its postings by count (as above) instead of bisecting each
+        # page's body counts.
+        minors = sorted(body[:minor], key=itemgetter(0), reverse=True)
+        rest_most = [0.0] * (len(minors) + 1)
+        for k in range(len(minors) - 1, -1, -1):
+            rest_most[k] = rest_most[k + 1] + minors[k][3][3]
+        alive = bound
+        for k, (_most, term, stand_words, tier, stand_in) in enumerate(minors):
+            short = floor - later - rest_most[k]
+            alive = {path: b for path, b in alive.items() if b >= short}
+            if not alive:
+                break
+            holders = postings.get(term, ())
+            if len(holders) < 4 * len(alive):
+                _add_tiers(alive, holders, twice.get(term, ()), thrice.get(term, ()), tier, stand_in)
+                if stand_words and stand_in:
+                    standing = set()
+                    for word in stand_words:
+                        standing.update(postings.get(word, ()))
+                    standing.difference_update(holders)
+                    for path in standing:
+                        if path in alive:
+                            alive[path] += stand_in
+            else:
+                for path, b in alive.items():
+                    counts = fields[path].body_counts
+                    tokens = counts.tokens
+                    i = bisect_left(tokens, term)
+                    if i < len(tokens) and tokens[i] == term:
+                        count = counts.counts[i]
+                        alive[path] = b + (tier[count] if count < 3 else tier[3])
+                    elif stand_in:
+                        for word in stand_words:
+                            i = bisect_left(tokens, word)
+                            if i < len(tokens) and tokens[i] == word:
+                                alive[path] = b + stand_in
+                                break
+            bound.update(alive)
+    # In order of the bound with link-prior and context-edge at most (``later``): a page with a
+    # prefix of the partial term gets its own link-prior and is ordered by title among equals,
+    # since many such pages often tie and the title decides between them (as-you-type).
+    context = later - _PRIOR
+    # The others fall into a few bound values (sums of per-term maxima): grouped by value, not
+    # sorted one by one; the order within a value only changes how soon the bar rises.
+    # (Those with a prefix are grouped the same way, each group sorted by title only once the
+    # loop below reaches it: thousands of them start with a two-letter word at 100,000 pages.)
+    buckets: dict[float, list[str]] = {}
+    titled: dict[float, list[str]] = {}
+    for path, b in bound.items():
+        if b + later < floor:
+            continue
+        if path in prefixed:
+            prior = link_prior(vault, pages[path])
+            most, group = b + context + (prior[3] if prior else 0), titled
+        else:
+            most, group = b + later, buckets
+        found = group.get(most)
+        if found is None:
+            group[most] = [path]
+        else:
+            found.append(path)
+    rest: list[tuple[float, str, Any]] = [(-most, "", paths) for most, paths in buckets.items()]
+    rest.extend((-most, _BY_TITLE, paths) for most, paths in titled.items())  # after the plain group
+    rest.sort(key=_bound_order)
+    other_bound = bounds.other
+    for neg, _title, path in _expand(rest, pages):
+        if len(best) == limit and -neg < best[0][0]:
+            break
+        page, f = pages[path], fields[path]
+        if len(best) == limit:
+            bar = best[0][0]
+            # (for a page with neither a meta token nor a prefix, ``medium`` adds little to the above)
+            if (path in meta or path in prefixed or prefix_cut) and medium(page, f) < bar:
+                continue
+        else:
+            bar = -math.inf
+        if path in meta:
+            most = strong_bound(page, f)
+        else:
+            most = other_bound(page, f, prefix_cut or path in prefixed, bar)
+        if can_enter(path, most):
+            score(path)
+    return scored
+
+
+class Bounds:
+    """Upper bounds of a page's final score for one query (link-prior and context-edge
+    included), from set and dict look-ups: what ``top_components`` prunes with.
+
+    Sound for any page: ``strong`` for every page, ``other`` for a page with none of the query
+    words (``named_pages``, ``meta_pages``) in its title, aliases, tags, headings or path; both infinite for a
+    page whose names are not ASCII (an exact name is matched with diacritics folded).
+    ``tests/property/test_pruned_rank.py`` checks both against the scores of every page.
+    """
+
+    def __init__(self, vault: Vault, query: Query, plan: Plan, near: set[str]) -> None:
+        self.vault = vault
+        self.plan = plan
+        self.near = near
+        self.partial = query.partial
+        self.typed = query.tokens
+        self.seq = set(query.tokens)
+        self.exact_max = _EXACT_BASE + _EXACT_TERM * len(query.terms)  # title-exact
+        self.context = _CONTEXT if query.context else 0
+        # what the channels not bounded by name can add (none in today's table: ``BOUNDED``)
+        self.slack = _SLACK_ONCE + _SLACK_TERM * len(plan.terms)
+        self.prior_most = _PRIOR + self.slack  # link-prior at most, and that
+        self.near_extra = self.context + self.slack  # a page's own link-prior has these beside it
+        # per term: its plan, its stand-ins (None when none), what they earn in the body, and in
+        # the title, aliases and tags (``stand_ins``)
+        self.terms: list[tuple[TermPlan, frozenset[str] | None, float, tuple[float, float, float]]] = []
+        self.stand_fors: list[frozenset[str]] = []  # per term: the term and every word standing for it
+        self.words: set[str] = set(query.tokens)  # every query word and every word standing for one
+        for tp in plan.terms:
+            stand_for = {tp.term, *tp.stems, *tp.folded, *tp.fuzzy}
+            for synonym in tp.synonyms:
+                stand_for.update(synonym)
+            self.stand_fors.append(frozenset(stand_for))
+            self.words.update(stand_for)
+            title, alias, tag, body = stand_ins(tp)
+            self.terms.append((tp, frozenset(stand_for - {tp.term}) or None, body, (title, alias, tag)))
+        # per term, by body count 1, 2, 3 or more: body-term and body-bm25 at most (BM25 with the
+        # smallest length norm, k1 (1 - b), that of an empty body; as the count grows, k1 + 1)
+        least_norm = BM25_K1 * (1.0 - BM25_B)
+        self.tiers = [
+            (0.0, *(
+                _BODY_TERM * min(count, _BODY_CAP)
+                + min(_BM25_MOST, math.ceil(BM25_SCALE * tp.idf * count * (BM25_K1 + 1.0) / (count + least_norm) * FIXED_STEP) / FIXED_STEP)
+                for count in (1, 2)
+            ), _BODY_TERM * _BODY_CAP + min(_BM25_MOST, math.ceil(BM25_SCALE * tp.idf * (BM25_K1 + 1.0) * FIXED_STEP) / FIXED_STEP))
+            for tp in plan.terms
+        ]
+
+    def named_pages(self) -> set[str]:
+        """The pages with a query word (or a stand-in) in a title or alias."""
+        return _holders(self.vault.name_postings, self.words)
+
+    def meta_pages(self) -> set[str]:
+        """The pages with a query word (or a stand-in) in a tag, heading or path."""
+        return set().union(*self.tagged)
+
+    @functools.cached_property
+    def tagged(self) -> list[set[str]]:
+        """Per term: the pages with it or a stand-in in a tag, heading or path."""
+        vault = self.vault
+        return [
+            _holders(vault.tag_postings, stand_for)
+            | _holders(vault.heading_postings, stand_for)
+            | _holders(vault.path_postings, stand_for)
+            for stand_for in self.stand_fors
+        ]
+
+    @functools.cached_property
+    def named(self) -> list[set[str]]:
+        """Per term: the pages with it or a stand-in in a title, alias, tag, heading or path
+        (a page outside can earn only body points and stand-ins for that term)."""
+        name_postings = self.vault.name_postings
+        return [_holders(name_postings, stand_for) | tagged for stand_for, tagged in zip(self.stand_fors, self.tagged)]
+
+    @functools.cached_property
+    def prefixed(self) -> set[str]:
+        """The pages with a title or alias token that starts with the partial term (see
+        ``prefix_cut``)."""
+        found: set[str] = set()
+        if self.partial:
+            for token in self._prefix_tokens:
+                found.update(self.vault.name_postings.get(token, ()))
+        return found
+
+    @functools.cached_property
+    def _prefix_tokens(self) -> list[str]:
+        return self.vault.name_tokens_with_prefix(self.partial) if self.partial else []
+
+    @functools.cached_property
+    def prefix_cut(self) -> bool:
+        """Whether more name tokens start with the partial term than ``prefixed`` went through:
+        then any page may have one."""
+        return len(self._prefix_tokens) >= PREFIX_TOKENS
+
+    @functools.cached_property
+    def _phrased(self) -> set[str]:
+        """The pages with every query word in a name, tag, heading or path token: the only ones
+        that can earn a phrase channel (title-phrase, title-exact, leaf-exact, heading-phrase)."""
+        found: set[str] | None = None
+        vault = self.vault
+        for word in self.seq:
+            holders = set(vault.name_postings.get(word, ())).union(
+                vault.tag_postings.get(word, ()), vault.heading_postings.get(word, ()), vault.path_postings.get(word, ())
+            )
+            found = holders if found is None else found & holders
+        return found or set()
+
+    def _prior_and_context(self, page: Page) -> float:
+        """The page's own link-prior, context-edge if it is near the context page, and the slack."""
+        prior = link_prior(self.vault, page)
+        return (prior[3] if prior else 0) + (self.near_extra if page.path in self.near else self.slack)
+
+    def _body(self, f: PageFields) -> float:
+        """The body points of every term (body-term and body-bm25 as ``page_components`` gives
+        them), or what a stand-in can earn there when the body lacks the term."""
+        count_of = f.body_counts.count
+        total = 0.0
+        norm = 0.0
+        for tp, _others, stand_in, _names in self.terms:
+            count = count_of(tp.term)
+            if count:
+                if not norm:
+                    norm = bm25_norm(f.lengths[4], self.plan.avg_body)
+                total += _BODY_TERM * min(count, _BODY_CAP) + fixed(
+                    min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm)))
+                )
+            else:
+                total += stand_in
+        return total
+
+    def strong(self, page: Page, f: PageFields) -> float:
+        """At most the final score of any page: each channel of ``page_components`` bounded
+        from the page's fields (see ``weights`` for the points)."""
+        if not f.ascii_names:
+            return math.inf
+        total: float = self._prior_and_context(page) + self._body(f) + self._named(page.path, f)
+        title_set = f.title_set
+        typed, partial = self.typed, self.partial
+        phrase = self._phrase(f)  # title-phrase, title-exact or leaf-exact, heading-phrase; or else prefix-phrase
+        if title_set and title_set <= self.words:
+            total += _COVER
+        if partial:
+            # prefix-phrase comes only to a page that earned none of the others above
+            if phrase < _PREFIX_PHRASE and starts_typed(f, typed):
+                phrase = _PREFIX_PHRASE
+            total += self._prefix_term(f)
+        return total + phrase
+
+    def tighten(self, page: Page, f: PageFields, quick: float, tiered: float) -> float:
+        """``strong`` from the page's ``medium`` (``quick``, whose body part was ``tiered``):
+        the three parts the quick bound takes at their most (link-prior, body points by tier,
+        prefix-term) replaced by the page's own. Every part is a multiple of 1/FIXED_STEP, so
+        this is ``strong`` exactly, without its per-term names loop and phrase checks again."""
+        if quick == math.inf:
+            return quick
+        path = page.path
+        near = self.context if path in self.near else 0
+        total = quick - self.prior_most - near + self._prior_and_context(page) - tiered + self._body(f)
+        if self.partial and (self.prefix_cut or path in self.prefixed):
+            total += self._prefix_term(f) - _PREFIX_TERM
+        return total
+
+    def _prefix_term(self, f: PageFields) -> float:
+        """prefix-term (or its alias form) as the page earns it: the partial term starts a title
+        token that it is not yet, or else an alias token."""
+        partial, title_set, alias_set = self.partial, f.title_set, f.alias_set
+        if partial in title_set:
+            return 0
+        for t in title_set:
+            if t.startswith(partial):
+                return _PREFIX_TITLE
+        if partial not in alias_set:
+            for t in alias_set:
+                if t.startswith(partial):
+                    return _PREFIX_ALIAS
+        return 0
+
+    def _named(self, path: str, f: PageFields) -> float:
+        """Per term, the title, alias, tag, heading and path channels at most (the term's or
+        a stand-in's), for the terms held in one of those (``named``)."""
+        total = 0.0
+        for (tp, others, _stand_in, names), named in zip(self.terms, self.named):
+            if path in named:  # else neither the term nor a stand-in in a name, tag, heading or path
+                total += _name_points(tp.term, others, names, f)
+        return total
+
+    def _phrase(self, f: PageFields) -> float:
+        """title-phrase, title-exact or leaf-exact, and heading-phrase at most (from set and
+        tuple comparisons: the names are ASCII, so an exact name is one whose tokens are the
+        query's)."""
+        seq, typed = self.seq, self.typed
+        phrase = 0
+        if seq:
+            if seq <= f.title_set or seq <= f.alias_set:
+                phrase = _TITLE_PHRASE
+            if f.title_tokens == typed or f.file_tokens == typed or typed in f.alias_tokens:
+                phrase += self.exact_max
+            elif len(f.leaf_tokens) <= len(typed) and seq <= f.leaf_tokens:
+                phrase += _LEAF_EXACT
+            if seq <= f.heading_set:
+                phrase += _HEADING_EXACT if typed in f.heading_tokens else _HEADING_PHRASE
+        return phrase
+
+    def tiered(self, f: PageFields) -> float:
+        """The body points of every term at most, by its count (``tiers``; a stand-in's points
+        when the body lacks the term): ``medium``'s body part."""
+        count_of = f.body_counts.count
+        total = 0.0
+        for (tp, _others, stand_in, _names), tier in zip(self.terms, self.tiers):
+            count = count_of(tp.term)
+            total += (tier[count] if count < 3 else tier[3]) if count else stand_in
+        return total
+
+    def tiered_pages(self, paths: set[str]) -> dict[str, float]:
+        """At least ``tiered`` of each page in ``paths`` (``tighten`` takes back whatever part
+        of it ``medium`` was given), found term by term: a term held by few pages against
+        ``paths`` walks its postings by body count (``Vault.body_twice``, ``body_thrice``), a
+        holder that has it in a name only getting one occurrence's points; a term three times
+        or more in most bodies gives every page that tier; else each page's counts are
+        bisected, exactly."""
+        vault = self.vault
+        fields, postings = vault.fields, vault.postings
+        out = dict.fromkeys(paths, float(sum(stand_in for _tp, _others, stand_in, _names in self.terms)))
+        for (tp, _others, stand_in, _names), tier in zip(self.terms, self.tiers):
+            term = tp.term
+            holders = postings.get(term, ())
+            twice, thrice = vault.body_twice.get(term, ()), vault.body_thrice.get(term, ())
+            if len(holders) + len(twice) + len(thrice) < 3 * len(paths):
+                _add_tiers(out, holders, twice, thrice, tier, stand_in, minus=stand_in)  # in place of it
+                continue
+            if 4 * len(thrice) >= 3 * len(vault.pages):
+                # a word three times or more in most bodies ("the"): every page gets that
+                # tier, almost always its own, without a look at its counts
+                up = tier[3] - stand_in
+                for path in out:
+                    out[path] += up
+                continue
+            for path in holders if len(holders) < len(paths) else paths:
+                if path not in out:
+                    continue
+                counts = fields[path].body_counts
+                tokens = counts.tokens
+                i = bisect_left(tokens, term)
+                if i < len(tokens) and tokens[i] == term:
+                    count = counts.counts[i]
+                    out[path] += (tier[count] if count < 3 else tier[3]) - stand_in
+        return out
+
+    def medium(self, page: Page, f: PageFields, tiered: float | None = None) -> float:
+        """At most ``strong``, for any page, and quicker: body points by count (``tiered``,
+        or given) rather than from the page's length, the most link-prior, and the phrase and
+        prefix channels from set look-ups (``_phrased``, ``prefixed``) and the title's start."""
+        if not f.ascii_names:
+            return math.inf
+        path = page.path
+        total: float = self.prior_most + (self.context if path in self.near else 0)
+        total += (self.tiered(f) if tiered is None else tiered) + self._named(path, f)
+        return total + self._cover_phrase_prefix(path, f)
+
+    def _cover_phrase_prefix(self, path: str, f: PageFields) -> float:
+        """``medium``'s title-cover, phrase and prefix channels at most, from set look-ups
+        (``_phrased``, ``prefixed``) and the title's start."""
+        total = 0.0
+        title_set = f.title_set
+        phrase = self._phrase(f) if path in self._phrased else 0
+        if title_set and title_set <= self.words:
+            total += _COVER
+        if self.partial and (self.prefix_cut or path in self.prefixed):
+            total += _PREFIX_TERM
+            if phrase < _PREFIX_PHRASE and starts_typed(f, self.typed):
+                phrase = _PREFIX_PHRASE
+        return total + phrase
+
+    def medium_pages(self, paths: set[str], tiered: dict[str, float]) -> dict[str, float]:
+        """``medium`` of each page in ``paths``, with its ``tiered``, the names part found term
+        by term: each term's name, tag, heading and path points go only to the pages that hold
+        it there (``named``), where ``medium`` asks every page about every term.
+        The same values (every part is a multiple of 1/FIXED_STEP, so the order of the sums
+        does not matter)."""
+        fields = self.vault.fields
+        out = {}
+        prior_most = self.prior_most
+        for path in paths:
+            out[path] = prior_most + tiered[path] if fields[path].ascii_names else math.inf
+        if self.context:
+            for path in self.near & out.keys():
+                out[path] += self.context
+        for (tp, others, _stand_in, names), named in zip(self.terms, self.named):
+            term = tp.term
+            for path in named.intersection(paths):
+                out[path] += _name_points(term, others, names, fields[path])
+        rest = self._cover_phrase_prefix
+        for path in out:
+            out[path] += rest(path, fields[path])
+        return out
+
+    def other(self, page: Page, f: PageFields, prefix: bool = True, floor: float = -math.inf) -> float:
+        """At most the final score of a page without a query word in its names, tags, headings
+        or path: its body channels, stand-ins and prefix channels (``prefix``: when a name token
+        may start with the partial term). A page whose bound is below ``floor`` anyway gets
+        its bound with the most link-prior, not its own (which is not looked up)."""
+        if not f.ascii_names:
+            return math.inf
+        tight = 0.0
+        partial = self.partial
+        if partial and prefix:
+            typed = self.typed
+            if starts_typed(f, typed):
+                tight += _PREFIX_PHRASE
+            if any(t.startswith(partial) for t in f.title_set):
+                tight += _PREFIX_TITLE
+            elif any(t.startswith(partial) for t in f.alias_set):
+                tight += _PREFIX_ALIAS
+        tight += self._body(f)
+        most = tight + self.prior_most + self.context
+        if most < floor:  # below the bar even with the most link-prior: its own is not looked up
+            return most
+        return tight + self._prior_and_context(page)
+
+
+def _add_tiers(acc: dict[str, float], holders: Sequence[str], twice: Sequence[str], thrice: Sequence[str],
+               tier: tuple[float, ...], stand_in: float, base: float | None = None, minus: float = 0.0) -> None:
+    """Add one term's body tier to the pages of ``acc`` that hold it, from its postings by body
+    count: one occurrence's points (or the stand-in's, when more: a holder may have the term in
+    a name only) to every holder, then the difference to the pages holding it twice, and three
+    times or more; ``minus`` less each. With ``base``, a holder not in ``acc`` is added at
+    ``base``; without, only the pages already in ``acc`` are counted."""
+    first = tier[1] if tier[1] >= stand_in else stand_in
+    up2, up3 = tier[2] - first, tier[3] - first
+    if base is not None:  # then every holder is in ``acc``, those of two and three included
+        get, up = acc.get, first - minus
+        for path in holders:
+            acc[path] = get(path, base) + up
+        for path in twice:
+            acc[path] += up2
+        for path in thrice:
+            acc[path] += up3
+        return
+    up = first - minus
+    for path in holders:
+        if path in acc:
+            acc[path] += up
+    for path in twice:
+        if path in acc:
+            acc[path] += up2
+    for path in thrice:
+        if path in acc:
+            acc[path] += up3
+
+
+def _name_points(term: str, others: frozenset[str] | None, names: tuple[float, float, float], f: PageFields) -> float:
+    """The most one term can earn on a page in its title, aliases, tags, headings and path,
+    as ``page_components`` gives those channels; or its stand-ins (``others``), at most
+    ``names`` (``stand_ins``: title, alias, tag), in a field that lacks the term."""
+    title_set, alias_set, tag_names, tag_tokens = f.title_set, f.alias_set, f.tag_names, f.tag_tokens
+    total = 0.0
+    in_title = term in title_set
+    if in_title:
+        total += _TITLE_TERM
+    elif others is not None and not title_set.isdisjoint(others):
+        total += names[0]
+    # alias-term only when the title lacks the term (else nothing in the aliases for it)
+    in_alias = term in alias_set
+    if in_alias:
+        if not in_title:
+            total += _ALIAS_TERM
+    elif others is not None and not alias_set.isdisjoint(others):
+        total += names[1]
+    if term in tag_names or term in tag_tokens:
+        total += _TAG_TERM
+    elif others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others)):
+        total += names[2]
+    if term in f.heading_set:
+        total += _HEADING_TERM
+    if not in_title and not in_alias and term in f.path_tokens:
+        total += _PATH_TERM
+    return total
+
+
+def _holders(index: Mapping[str, Iterable[str]], words: Iterable[str]) -> set[str]:
+    """The pages that hold any of ``words`` in ``index``."""
+    found: set[str] = set()
+    for word in words:
+        found.update(index.get(word, ()))
+    return found
+
+
+def starts_typed(f: PageFields, typed: tuple[str, ...]) -> bool:
+    """Whether the page's title or an alias starts with the text typed (prefix-phrase)."""
+    if len(typed) == 1:  # one word typed in part, the common case: its first token starts so
+        start = typed[0]
+        title = f.title_tokens
+        return bool(title) and title[0].startswith(start) or any(a and a[0].startswith(start) for a in f.alias_tokens)
+    return starts_with_typed(f.title_tokens, typed) or any(starts_with_typed(a, typed) for a in f.alias_tokens)
+
+
+def _bound_order(entry: tuple[float, str, Any]) -> tuple[float, str]:
+    return entry[0], entry[1]
+
+
+_BY_TITLE = "\uffff"  # a group of ``_expand`` to go through in title order
+
+
+def _expand(entries: list[tuple[float, str, list[str]]], pages: dict[str, Page]) -> Iterator[tuple[float, str, str]]:
+    """``(-bound, tag, paths)`` groups opened up in place into ``(-bound, tag, path)``, a
+    group tagged ``_BY_TITLE`` in title order (sorted only when reached)."""
+    for neg, tag, paths in entries:
+        if tag == _BY_TITLE and len(paths) > 1:
+            paths = sorted(paths, key=lambda path: (pages[path].title.casefold(), path))
+        for path in paths:
+            yield neg, tag, path
+
+
+class _Last:
+    """A (title casefolded, path) key that orders backwards: in ``top_components``' min-heap the
+    root is then, among equal scores, the page that sorts last."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: tuple[str, str]) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Last) -> bool:
+        return other.key < self.key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Last) and other.key == self.key
+
+
