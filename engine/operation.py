@@ -142,6 +142,7 @@ class Operation:
     result: str  # the name of the result object's shape in engine/results.py (the MCP output schema)
     text: Callable[[dict[str, Any]], list[str]]  # the CLI's lines without --json
     note: Callable[[dict[str, Any]], str | None] = _no_note  # a line for stderr, e.g. "cut short"
+    plain: Callable[[dict[str, Any]], list[str]] | None = None  # ``--format plain`` lines (None: ``text``)
 
     @property
     def summary(self) -> str:

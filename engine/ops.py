@@ -48,14 +48,51 @@ def _search(source: Source, query: str, **options: Any) -> dict[str, Any]:
 
 
 def _search_text(payload: dict[str, Any]) -> list[str]:
+    """The human lines: score, a label, [[Title]], (path), in aligned columns; then the hints.
+
+    The label is the match strength against the top hit (``strong``/``good``/``weak``), or for
+    ``--rank hybrid`` hits (fused scores, all close together) which arms found the page."""
     from .hints import match_label
 
     hits = payload["hits"]
-    top = hits[0]["score"] if hits else 0
-    return [
-        f"{score_text(h['score']):>6}  {match_label(h['score'], top):<6}  [[{h['title']}]]  ({h['file']})"
-        for h in hits
+    if not hits:
+        lines = ["no pages match" + _filters_said(payload)]
+    else:
+        top = hits[0]["score"]
+        scores = [score_text(h["score"]) for h in hits]
+        labels = [h["via"] if "via" in h else match_label(h["score"], top) for h in hits]
+        width, label_width = max(6, *map(len, scores)), max(6, *map(len, labels))
+        lines = [
+            f"{score:>{width}}  {label:<{label_width}}  [[{h['title']}]]  ({h['file']})"
+            for score, label, h in zip(scores, labels, hits)
+        ]
+    return lines + _hints_text(payload.get("hints"))
+
+
+def _search_plain(payload: dict[str, Any]) -> list[str]:
+    """``--format plain``: exactly ``score  [[Title]]  (path)`` per hit, nothing else (for scripts)."""
+    return [f"{score_text(h['score'])}  [[{h['title']}]]  ({h['file']})" for h in payload["hits"]]
+
+
+def _filters_said(payload: dict[str, Any]) -> str:
+    plan = payload.get("query_plan") or {}
+    scopes = plan.get("folders")
+    return f" (in {' or '.join(scopes)})" if scopes else ""
+
+
+def _hints_text(hints: dict[str, Any] | None) -> list[str]:
+    """The ``--hints`` object as lines under the hits (``--json`` has the object itself)."""
+    if not hints:
+        return []
+    lines = [
+        "",
+        f"hints: next action {hints['next_action']}; sufficient {'yes' if hints['sufficient'] else 'no'} "
+        f"(max_score {hints['max_score']}, {hints['result_count']} hit{'s' if hints['result_count'] != 1 else ''})",
     ]
+    for name, key in (("try", "suggested_queries"), ("related", "related_ids"), ("not matched", "gap_keywords")):
+        if hints.get(key):
+            lines.append(f"  {name}: " + ", ".join(hints[key]))
+    return lines
 
 
 SEARCH = Operation(
@@ -88,7 +125,8 @@ hit, or follow `related`/`links` to the pages around it.""",
         Param("since", str, "Only pages updated at or after this: a relative span (30m, 2h, 7d, 4w) or an ISO "
               "date/time (no zone = UTC).", metavar="WHEN",
               expects="a string (30m, 2h, 7d, 4w or an ISO date/time)"),
-        Param("until", str, "Only pages updated at or before this (same forms as `since`).", metavar="WHEN",
+        Param("until", str, "Only pages updated at or before this (same forms as `since`; a date without a time "
+              "means the whole day, inclusive).", metavar="WHEN",
               expects="a string (30m, 2h, 7d, 4w or an ISO date/time)"),
         Param("time_field", str, "Which page time `since`/`until` read: frontmatter updated or created (else the "
               "file's modification time).", default="updated", choices=("updated", "created")),
@@ -105,6 +143,7 @@ hit, or follow `related`/`links` to the pages around it.""",
     run=_search,
     result="SearchResult",
     text=_search_text,
+    plain=_search_plain,
 )
 
 
@@ -140,6 +179,16 @@ def _frontmatter_lines(source: Source) -> dict[str, list[str]]:
     return out
 
 
+def _grep_note(payload: dict[str, Any]) -> str | None:
+    """What the listing leaves out: cut short by the time budget, or by ``--limit``."""
+    if payload["truncated"]:
+        return f"grep cut short: {payload['reason']}"
+    shown, count = len(payload["matches"]), payload["count"]
+    if count > shown:
+        return f"showing {shown} of {count} matches (raise --limit to see more)"
+    return None
+
+
 GREP = Operation(
     name="grep",
     title="Grep page text",
@@ -162,7 +211,7 @@ and a `reason`.""",
     run=_grep,
     result="GrepResult",
     text=lambda payload: [f"{m['file']}:{m['line']}:{m['column']}: {m['content']}" for m in payload["matches"]],
-    note=lambda payload: f"grep cut short: {payload['reason']}" if payload["truncated"] else None,
+    note=lambda payload: _grep_note(payload),
 )
 
 
@@ -187,6 +236,8 @@ GLOB = Operation(
     run=_glob,
     result="GlobResult",
     text=lambda payload: list(payload["files"]),
+    note=lambda payload: (f"showing {len(payload['files'])} of {payload['count']} paths (raise --limit to see more)"
+                          if payload["count"] > len(payload["files"]) else None),
 )
 
 

@@ -153,7 +153,7 @@ def parse_query(
                 parse_bound(value, now)
                 since = value
             elif op == "before" and until is None:
-                parse_bound(value, now)
+                parse_bound(value, now, end=True)
                 until = value
             else:
                 continue
@@ -163,7 +163,7 @@ def parse_query(
         kept.append((op, value))
     try:
         since_at = parse_bound(since, now) if since else None
-        until_at = parse_bound(until, now) if until else None
+        until_at = parse_bound(until, now, end=True) if until else None
     except TimeError as exc:
         raise ValueError(str(exc)) from None
     return Query(

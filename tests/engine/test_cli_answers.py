@@ -1,0 +1,133 @@
+"""The command line's answers as issue 20 ("CLI and tool answers") and 25 ("Small ones") ask
+for them: a real ``python -m vaultlens.lsp`` process on a vault folder the test writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from vaultkit import write_vault
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+FILES = {
+    ".obsidian/app.json": "{}",
+    "Morning.md": "---\ntags: [rag]\nupdated: 2026-03-15T10:00:00\n---\nRetrieval notes written in the morning.\n",
+    "Evening.md": "---\ntags: [rag]\nupdated: 2026-03-15T23:59:30Z\n---\nRetrieval notes written late.\n",
+    "Next Day.md": "---\ntags: [rag]\nupdated: 2026-03-16T00:00:00\n---\nRetrieval notes the next day.\n",
+    "Before.md": "---\ntags: [other]\nupdated: 2026-03-14T23:59:59\n---\nRetrieval notes the day before.\n",
+    "Lines.md": "".join(f"retrieval line {n}\n" for n in range(11)),
+}
+
+
+def run(*args: str, stdin: str | None = None, env: dict[str, str] | None = None):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "vaultlens.lsp", *args], cwd=REPO_ROOT, capture_output=True, env=full_env,
+        input=stdin.encode() if stdin is not None else None, timeout=60,
+    )
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory) -> Path:
+    return write_vault(tmp_path_factory.mktemp("answers") / "dated", FILES)
+
+
+def files(done) -> list[str]:
+    assert done.returncode == 0, done.stderr
+    return sorted(h["file"] for h in json.loads(done.stdout)["hits"])
+
+
+# --- --until D: the whole day, inclusive -----------------------------------------------------
+
+
+def test_until_a_date_means_the_whole_day(vault):
+    same_day = run("search", "retrieval", "--since", "2026-03-15", "--until", "2026-03-15", "--vault", str(vault),
+                   "--json")
+    assert files(same_day) == ["Evening.md", "Morning.md"]
+    until = run("search", "retrieval", "--until", "2026-03-15", "--vault", str(vault), "--json", "--no-cache")
+    assert "Next Day.md" not in files(until) and {"Before.md", "Evening.md", "Morning.md"} <= set(files(until))
+
+
+def test_before_operator_and_jsonl_key_mean_the_whole_day_too(vault):
+    by_operator = run("search", "retrieval after:2026-03-15 before:2026-03-15", "--vault", str(vault), "--json")
+    assert files(by_operator) == ["Evening.md", "Morning.md"]
+    request = {"query": "retrieval", "since": "2026-03-15", "until": "2026-03-15"}
+    done = run("jsonl", "--vault", str(vault), stdin=json.dumps(request) + "\n")
+    assert sorted(h["file"] for h in json.loads(done.stdout)["hits"]) == ["Evening.md", "Morning.md"]
+
+
+def test_until_with_a_time_is_that_instant(vault):
+    done = run("search", "retrieval", "--since", "2026-03-15", "--until", "2026-03-15T10:00:00", "--vault",
+               str(vault), "--json")
+    assert files(done) == ["Morning.md"]
+
+
+# --- text output ------------------------------------------------------------------------------
+
+
+def test_hints_show_in_text_output(vault):
+    done = run("search", "retrieval notes", "--hints", "--vault", str(vault))
+    text = done.stdout.decode()
+    assert done.returncode == 0 and re.search(r"^hints: next action \w+; sufficient (yes|no)", text, re.M), text
+    assert "hints" not in run("search", "retrieval notes", "--vault", str(vault)).stdout.decode()
+
+
+def test_grep_says_when_the_limit_cut_the_list(vault):
+    done = run("grep", "retrieval line", "--limit", "5", "--vault", str(vault))
+    assert done.returncode == 0 and len(done.stdout.decode().splitlines()) == 5
+    assert done.stderr.decode() == "vaultlens: showing 5 of 11 matches (raise --limit to see more)\n"
+    whole = run("grep", "retrieval line", "--vault", str(vault))
+    assert whole.stderr == b"" and len(whole.stdout.decode().splitlines()) == 11
+
+
+def test_plain_format_is_exactly_score_title_path(vault):
+    done = run("search", "retrieval", "--format", "plain", "--vault", str(vault))
+    lines = done.stdout.decode().splitlines()
+    assert done.returncode == 0 and len(lines) == 5
+    for line in lines:
+        assert re.fullmatch(r"\d+(\.\d+)?  \[\[[^\]]+\]\]  \([^)]+\.md\)", line), line
+    as_json = json.loads(run("search", "retrieval", "--format", "json", "--vault", str(vault)).stdout)
+    assert lines == [f"{h['score']}  [[{h['title']}]]  ({h['file']})" for h in as_json["hits"]]
+
+
+def test_text_columns_line_up_and_hybrid_labels_say_the_arms(vault):
+    for extra in ((), ("--rank", "hybrid")):
+        done = run("search", "retrieval notes", *extra, "--vault", str(vault), env={"VAULTLENS_EMBED_MODEL": ""})
+        lines = done.stdout.decode().splitlines()
+        assert len(lines) >= 4
+        assert len({line.index("[[") for line in lines}) == 1, lines  # one column for titles
+        labels = {line.split()[1] for line in lines}
+        if extra:
+            assert labels <= {"lexical", "vector", "lexical+vector"}, lines
+            assert "strong" not in labels
+
+
+def test_help_does_not_name_an_index_folder_in_the_vault():
+    for command in ("search", "grep", "glob", "read", "related", "links", "jsonl"):
+        text = run(command, "--help").stdout.decode()
+        assert ".vaultlens/" not in text, command
+        assert "user cache folder" in " ".join(text.split()), command
+
+
+# --- a broken _vocabulary.md -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cache", ["--no-cache", None])
+def test_a_broken_vocabulary_warns_on_stderr_and_search_goes_on(tmp_path, cache):
+    root = write_vault(tmp_path / "v", {
+        "Car.md": "Car maintenance.\n",
+        "_vocabulary.md": "---\ngroups: [[[\n---\n",
+    })
+    cache_env = {"VAULTLENS_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(2):  # cold, then warm from the persistent index
+        done = run("search", "car", "--vault", str(root), *([cache] if cache else []), env=cache_env)
+        assert done.returncode == 0 and "[[Car]]" in done.stdout.decode()
+        warning = done.stderr.decode()
+        assert warning.startswith("vaultlens: warning: _vocabulary.md"), warning
