@@ -130,6 +130,10 @@ def _add_param(command: argparse.ArgumentParser, param: Param) -> None:
     if param.kind is bool:
         command.add_argument(*names, dest=param.name, action="store_true", help=help_text)
         return
+    if param.repeatable:
+        command.add_argument(*names, dest=param.name, action="append", default=None, metavar=param.metavar,
+                             help=_noted(help_text, "repeatable: any of them"))
+        return
     if param.kind in (list, dict):
         command.add_argument(*names, dest=param.name, action="append", default=[], metavar=param.metavar,
                              help=_noted(help_text, "repeatable"))
@@ -162,6 +166,8 @@ def _arguments(op: Operation, args: argparse.Namespace) -> dict[str, Any]:
                     raise UsageError(f"{param.flag} takes KEY=VALUE, got {pair!r}")
                 pairs[key.strip()] = text.strip()
             value = pairs
+        if param.repeatable and value is not None and len(value) == 1:
+            value = value[0]  # one --folder is the string the other surfaces send
         out[param.name] = value
     return out
 

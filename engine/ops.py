@@ -32,35 +32,62 @@ def page_param() -> Param:
     )
 
 
-def folder_param(example: str = "") -> Param:
-    return Param("folder", str, f"Only pages under this vault-relative folder{example}.", metavar="F")
+def folder_param(example: str = "", repeatable: bool = False) -> Param:
+    text = f"Only pages under this vault-relative folder{example}"
+    if repeatable:
+        text += "; several folders: pages under any of them"
+    return Param("folder", str, text + ".", metavar="F", repeatable=repeatable,
+                 expects="a string or a list of strings" if repeatable else "")
 
 
 # --- search ------------------------------------------------------------------------------------
 
 
-def _search(source: Source, query: str, **options: Any) -> dict[str, Any]:
-    """parse_query, search, search_payload: the result object ``vaultlens search --json`` prints."""
+def _search(source: Source, query: str, *, sort: str = "score", **options: Any) -> dict[str, Any]:
+    """parse_query, search, search_payload: the result object ``vaultlens search --json`` prints.
+
+    No search word but a filter (``--tag rag``, ``tag:rag``, ``--folder``, ``--type``, a time, a
+    ``--where`` pair) lists the pages that pass it, by title (``sort``: or by time), score 0."""
+    from dataclasses import replace
+
+    if sort not in SORTS:
+        raise ValueError('"sort" must be ' + " or ".join(f'"{s}"' for s in SORTS))
     root = source.root
     parsed = parse_query(query, **options, mtime_of=lambda rel: file_mtime(root, rel))
+    if not parsed.terms:
+        from .retrieve import listing
+
+        return search_payload(source.vault, parsed, listing(source.vault, parsed, sort))
     arm = source.vectors() if source.vectors is not None and parsed.rank == "hybrid" else None
-    return search_payload(source.vault, parsed, ranked_search(source.vault, parsed, arm))
+    if sort == "score":
+        return search_payload(source.vault, parsed, ranked_search(source.vault, parsed, arm))
+    from .retrieve import reorder
+
+    every = ranked_search(source.vault, replace(parsed, limit=0), arm)
+    return search_payload(source.vault, parsed, reorder(every, parsed, sort)[: parsed.limit])
+
+
+SORTS = ("score", "title", "updated", "created")
 
 
 def _search_text(payload: dict[str, Any]) -> list[str]:
     """The human lines: score, a label, [[Title]], (path), in aligned columns; then the hints.
 
     The label is the match strength against the top hit (``strong``/``good``/``weak``), or for
-    ``--rank hybrid`` hits (fused scores, all close together) which arms found the page."""
+    ``--rank hybrid`` hits (fused scores, all close together) which arms found the page, or
+    ``listed`` for a page a search without words lists."""
     from .hints import match_label
 
     hits = payload["hits"]
-    if not hits:
+    if not hits and not payload["query"].strip():
+        lines = ["no pages match: give search words, or a filter to list pages by (--tag, --folder, --type)"]
+    elif not hits:
         lines = ["no pages match" + _filters_said(payload)]
     else:
         top = hits[0]["score"]
         scores = [score_text(h["score"]) for h in hits]
-        labels = [h["via"] if "via" in h else match_label(h["score"], top) for h in hits]
+        labels = [h["via"] if "via" in h else "listed" if not h["matched"] else match_label(h["score"], top)
+                  for h in hits]
         width, label_width = max(6, *map(len, scores)), max(6, *map(len, labels))
         lines = [
             f"{score:>{width}}  {label:<{label_width}}  [[{h['title']}]]  ({h['file']})"
@@ -109,11 +136,14 @@ hit, or follow `related`/`links` to the pages around it.""",
     params=(
         Param("query", str, "Words to look for, as a person would type them (e.g. 'graph rag').", required=True),
         Param("type", str, "Only pages whose frontmatter `type` is exactly this (e.g. 'concept').", metavar="T"),
-        folder_param(" (e.g. 'ai/rag')"),
+        folder_param(" (e.g. 'ai/rag')", repeatable=True),
         Param("tag", str, "Only pages with this tag; a parent tag 'ai' also matches 'ai/rag'.", metavar="G"),
         Param("graph", bool, "Also rank pages reached from the keyword hits over typed edges (sources, related, depends_on).",
               default=False),
         Param("limit", int, "At most this many hits.", default=10, minimum=1, metavar="N"),
+        Param("sort", str, "Hit order: 'score' (best first; a listing without search words, such as '' with "
+              "--tag, is by title), 'title', or 'updated'/'created' (newest first, by that page time).",
+              default="score", choices=("score", "title", "updated", "created")),
         Param("prefix", bool, "As-you-type matching: the last word may be the start of a title word.", default=False),
         Param(
             "rank", str,

@@ -17,8 +17,10 @@ from typing import Any
 
 import regex
 
-from .model import Page
-from .query import normalize_folder
+from dataclasses import replace
+
+from .model import Hit, Page
+from .query import Query, normalize_folder, page_time, passes_filters
 from .related import reasons, related
 from .render import hit_to_json, vault_name
 from .snippet import first_paragraph
@@ -395,3 +397,43 @@ def related_payload(vault: Vault, name: str, limit: int = 10) -> dict[str, Any]:
         "page": page.path,
         "hits": [{**hit_to_json(vault, h), "reasons": reasons(h.matched)} for h in hits],
     }
+
+
+# --- listing: a search without search words --------------------------------------------------
+
+
+def _has_scope(query: Query) -> bool:
+    return bool(
+        query.type is not None or query.folders or query.folder is not None or query.tag is not None
+        or query.since is not None or query.until is not None or query.where or query.excluded
+    )
+
+
+def listing(vault: Vault, query: Query, sort: str = "score") -> tuple[Hit, ...]:
+    """The pages a wordless search's filters let through (none without a filter), each as a hit
+    of score 0 with its first paragraph; by title, or newest first for ``updated``/``created``."""
+    if not _has_scope(query):
+        return ()
+    if query.min_score is not None and query.min_score > 0:
+        return ()
+    pages = [vault.pages[p] for p in vault.sorted_paths() if passes_filters(vault.pages[p], query)]
+    hits = [Hit(page, (), 0, "") for page in pages]
+    hits = reorder(hits, query, "title" if sort == "score" else sort)
+    if query.limit > 0:
+        hits = hits[: query.limit]
+    return tuple(replace(h, snippet=first_paragraph(h.page)) for h in hits)
+
+
+def reorder(hits, query: Query, sort: str) -> list[Hit]:
+    """``hits`` by title (then path), or newest first by the page time ``sort`` names (pages
+    without one last, by title); ``score`` keeps the ranking order."""
+    if sort == "score":
+        return list(hits)
+    by_title = sorted(hits, key=lambda h: (h.page.title.casefold(), h.page.title, h.page.path))
+    if sort == "title":
+        return by_title
+    timed = replace(query, time_field=sort)
+    when = {h.page.path: page_time(h.page, timed) for h in by_title}
+    dated = sorted((h for h in by_title if when[h.page.path] is not None), key=lambda h: when[h.page.path],
+                   reverse=True)
+    return dated + [h for h in by_title if when[h.page.path] is None]

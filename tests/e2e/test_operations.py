@@ -40,6 +40,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("search", {"query": "rag", "type": "concept", "context": "Graph RAG", "rank": "hybrid", "limit": 4}),
     ("search", {"query": "Compo", "prefix": True}),
     ("search", {"query": "graph rag", "since": "2025-05-15", "until": "2025-05-15"}),  # a date: the whole day
+    ("search", {"query": "", "tag": "ai", "folder": ["ai/rag", "sources"], "sort": "updated"}),  # a listing
+    ("search", {"query": "rag", "sort": "title", "limit": 3}),
     ("grep", {"pattern": "compost(ing)?", "ignore_case": True, "limit": 5}),
     ("grep", {"pattern": "^(tags|type):", "frontmatter": True, "exclude": ["ai/", "daily/"]}),
     ("grep", {"pattern": "RAG", "folder": "ai"}),
@@ -66,7 +68,7 @@ def cli_argv(op: Operation, arguments: dict[str, Any]) -> list[str]:
         elif param.kind is bool:
             assert value is True, "the command line says only yes to a flag that is off by default"
             argv.append(param.flag)
-        elif param.kind is list:
+        elif param.kind is list or param.repeatable and isinstance(value, list):
             argv += [item for v in value for item in (param.flag, v)]
         elif param.kind is dict:
             argv += [item for k, v in value.items() for item in (param.flag, f"{k}={v}")]

@@ -131,3 +131,63 @@ def test_a_broken_vocabulary_warns_on_stderr_and_search_goes_on(tmp_path, cache)
         assert done.returncode == 0 and "[[Car]]" in done.stdout.decode()
         warning = done.stderr.decode()
         assert warning.startswith("vaultlens: warning: _vocabulary.md"), warning
+
+
+# --- listing without a search word ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [("", "--tag", "rag"), ("tag:rag",)])
+def test_a_filter_without_words_lists_its_pages_by_title(vault, argv):
+    done = run("search", *argv, "--vault", str(vault), "--json")
+    hits = json.loads(done.stdout)["hits"]
+    assert [h["title"] for h in hits] == ["Evening", "Morning", "Next Day"]
+    assert all(h["score"] == 0 and h["matched"] == [] for h in hits)
+    text = run("search", *argv, "--vault", str(vault)).stdout.decode()
+    assert "listed  [[Evening]]" in text
+
+
+def test_a_listing_by_time_is_newest_first_and_filters_combine(vault):
+    done = run("search", "", "--tag", "rag", "--sort", "updated", "--vault", str(vault), "--json")
+    assert [h["title"] for h in json.loads(done.stdout)["hits"]] == ["Next Day", "Evening", "Morning"]
+    dated = run("search", "", "--since", "2026-03-15", "--until", "2026-03-15", "--vault", str(vault), "--json")
+    assert [h["title"] for h in json.loads(dated.stdout)["hits"]] == ["Evening", "Morning"]
+
+
+def test_nothing_at_all_lists_nothing_and_says_what_to_give(vault):
+    done = run("search", "", "--vault", str(vault))
+    assert done.returncode == 0 and done.stdout.decode().startswith("no pages match: give search words")
+
+
+def test_a_listing_over_jsonl_is_the_same(vault):
+    done = run("jsonl", "--vault", str(vault), stdin=json.dumps({"query": "", "tag": "rag", "limit": 2}) + "\n")
+    assert [h["title"] for h in json.loads(done.stdout)["hits"]] == ["Evening", "Morning"]
+
+
+# --- repeated scopes: any of them ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory) -> Path:
+    return write_vault(tmp_path_factory.mktemp("scopes") / "v", {
+        "alice/Plan.md": "the project plan\n", "bob/Plan B.md": "the project plan b\n",
+        "carol/Plan C.md": "the project plan c\n",
+    })
+
+
+@pytest.mark.parametrize("argv", [
+    ("project", "--folder", "alice", "--folder", "bob"),
+    ("project path:alice path:bob",),
+])
+def test_repeated_folders_mean_any_of_them_and_the_plan_says_so(folders, argv):
+    payload = json.loads(run("search", *argv, "--vault", str(folders), "--json").stdout)
+    assert sorted(h["file"] for h in payload["hits"]) == ["alice/Plan.md", "bob/Plan B.md"]
+    assert payload["query_plan"]["folders"] == ["alice", "bob"]
+    assert payload["query_plan"]["folders_match"] == "any"
+
+
+def test_a_list_of_folders_over_jsonl(folders):
+    request = {"query": "project", "folder": ["carol", "bob"]}
+    payload = json.loads(run("jsonl", "--vault", str(folders), stdin=json.dumps(request) + "\n").stdout)
+    assert sorted(h["file"] for h in payload["hits"]) == ["bob/Plan B.md", "carol/Plan C.md"]
+    bad = json.loads(run("jsonl", "--vault", str(folders), stdin='{"query": "p", "folder": [1]}\n').stdout)
+    assert bad == {"error": '"folder" must be a string or a list of strings'}
