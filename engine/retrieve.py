@@ -288,6 +288,21 @@ def _first_sentence(text: str) -> str:
     return sentence if len(sentence) <= 240 else sentence[:239] + "…"
 
 
+_LIST_MARKER = re.compile(r"^\s*(?:\d{1,9}[.)]|[-*+])\s+(?:\[.\]\s+)?")
+
+
+def _before_list(lines: list[str]) -> list[str]:
+    """A section's opening lines up to the first list item (a numbered item's ``1.`` is no
+    sentence end); a section that starts with a list gives its first item, without the marker."""
+    out: list[str] = []
+    for line in lines:
+        m = _LIST_MARKER.match(line)
+        if m:
+            return out or [line[m.end():]]
+        out.append(line)
+    return out
+
+
 def abstract(page: Page) -> str:
     """L0: frontmatter ``summary``/``description``/``desc``, else the first paragraph, bounded."""
     for key in ("summary", "description", "desc", "abstract"):
@@ -308,7 +323,7 @@ def overview(page: Page) -> str:
         start = h.span.start_line - page.body_line + 1
         end = (heads[n + 1].span.start_line - page.body_line) if n + 1 < len(heads) else len(lines)
         section = [ln for ln in lines[max(start, 0) : max(end, 0)] if ln.strip() and not ln.lstrip().startswith(("```", "~~~"))]
-        first = _first_sentence(" ".join(section[:6])) if section else ""
+        first = _first_sentence(" ".join(_before_list(section[:6]))) if section else ""
         out.append(f"{'  ' * (h.level - 1)}- {h.text}" + (f": {first}" if first else ""))
     return "\n".join(out).strip()
 
