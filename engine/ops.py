@@ -274,6 +274,12 @@ GLOB = Operation(
 # --- read --------------------------------------------------------------------------------------
 
 
+def _choice_note(payload: dict[str, Any]) -> str | None:
+    from .retrieve import choice_note
+
+    return choice_note(payload)
+
+
 def _read(source: Source, page: str, *, level: int) -> dict[str, Any]:
     from . import retrieve
 
@@ -308,6 +314,7 @@ The result names the page's path and title.""",
     run=_read,
     result="ReadResult",
     text=lambda payload: [payload["content"]],
+    note=_choice_note,
 )
 
 
@@ -337,6 +344,7 @@ together, shared link targets and title words. Use it to widen an answer beyond 
     ),
     run=_related,
     result="RelatedResult",
+    note=_choice_note,
     text=lambda payload: [
         f"{hit['score']:>6}  [[{hit['title']}]]  ({hit['file']})  {hit['reasons']}" for hit in payload["hits"]
     ],
@@ -373,6 +381,7 @@ edges are frontmatter relations (sources, related, depends_on) with a direction.
     run=_links,
     result="LinksResult",
     text=_links_text,
+    note=_choice_note,
 )
 
 

@@ -43,7 +43,17 @@ class RetrievalError(ValueError):
 
 
 def find_page(vault: Vault, name: str) -> Page:
-    """The page a path, title, alias or ``[[link]]`` names; RetrievalError when none does."""
+    """The page a path, title, alias or ``[[link]]`` names; RetrievalError when none does.
+    A name several pages share gives the best-linked of them (``page_choice``)."""
+    return page_choice(vault, name)[0]
+
+
+def page_choice(vault: Vault, name: str) -> tuple[Page, tuple[str, ...]]:
+    """The page a name picks, and every page it names when that is more than one (else ``()``).
+
+    A path (or a name only one page has) is that page. A title, alias or file name several
+    pages share picks the one with the most backlinks, then the one links resolve to (the
+    shortest path); the candidates come in that order, the picked one first."""
     text = name.strip()
     m = re.fullmatch(r"!?\[\[(.*?)(?:\|.*)?\]\]", text)
     if m:
@@ -52,11 +62,41 @@ def find_page(vault: Vault, name: str) -> Page:
         raise RetrievalError("a page is required: a path, title, alias or [[link]]")
     direct = vault.pages.get(text) or vault.pages.get(text + ".md")
     if direct is not None:
-        return direct
+        return direct, ()
     res = vault.resolve(text)
     if res.path is None:
         raise RetrievalError(f"no page matches {name!r} (give a vault-relative path, a title, an alias or a [[link]])")
-    return vault.pages[res.path]
+    if not res.ambiguous:
+        return vault.pages[res.path], ()
+    order = {path: n for n, path in enumerate(res.candidates)}
+    ranked = sorted(res.candidates, key=lambda p: (-backlink_count(vault, p), order[p]))
+    return vault.pages[ranked[0]], tuple(ranked)
+
+
+def backlink_count(vault: Vault, path: str) -> int:
+    """How many other pages link to ``path``."""
+    return len(vault.linking_pages(path) - {path})
+
+
+def with_choice(vault: Vault, payload: dict[str, Any], candidates: tuple[str, ...]) -> dict[str, Any]:
+    """``payload`` with ``ambiguous: true`` and the ``candidates`` (file, title, backlinks) when
+    the name it answers named several pages; unchanged otherwise."""
+    if candidates:
+        payload["ambiguous"] = True
+        payload["candidates"] = [
+            {"file": p, "title": vault.pages[p].title, "backlinks": backlink_count(vault, p)} for p in candidates
+        ]
+    return payload
+
+
+def choice_note(payload: dict[str, Any]) -> str | None:
+    """The text output's line for an ambiguous name: which page this is, and the others."""
+    if not payload.get("ambiguous"):
+        return None
+    first, *others = payload["candidates"]
+    rest = "; ".join(f"{c['file']} ({c['backlinks']})" for c in others)
+    return (f"{len(payload['candidates'])} pages are named {first['title']!r}: showing {first['file']} "
+            f"({first['backlinks']} backlinks, the most); the others: {rest}. Give a path to pick one.")
 
 
 # --- grep ------------------------------------------------------------------------------------
@@ -336,21 +376,21 @@ def read(vault: Vault, name: str, level: int = 1, full_text: str | None = None) 
     """
     if level not in LEVELS:
         raise RetrievalError("level must be 0 (abstract), 1 (overview) or 2 (full text)")
-    page = find_page(vault, name)
+    page, candidates = page_choice(vault, name)
     if level == 0:
         content = abstract(page)
     elif level == 1:
         content = overview(page)
     else:
         content = full_text if full_text is not None else page.body
-    return {
+    return with_choice(vault, {
         "command": "read",
         "vault": vault_name(vault),
         "page": page.path,
         "title": page.title,
         "level": level,
         "content": content,
-    }
+    }, candidates)
 
 
 # --- links and related -------------------------------------------------------------------------
@@ -358,7 +398,7 @@ def read(vault: Vault, name: str, level: int = 1, full_text: str | None = None) 
 
 def links(vault: Vault, name: str) -> dict[str, Any]:
     """Outgoing links, incoming links and typed edges of a page, with 1-based positions."""
-    page = find_page(vault, name)
+    page, candidates = page_choice(vault, name)
     outgoing = []
     edges = []
     for link, res in vault.outlinks(page.path):
@@ -391,27 +431,27 @@ def links(vault: Vault, name: str) -> dict[str, Any]:
             {"file": source, "kind": link.kind, "line": link.span.start_line + 1, "column": link.span.start_char + 1,
              "raw": link.raw}
         )
-    return {
+    return with_choice(vault, {
         "command": "links",
         "vault": vault_name(vault),
         "page": page.path,
         "outgoing": outgoing,
         "incoming": incoming,
         "edges": edges,
-    }
+    }, candidates)
 
 
 def related_payload(vault: Vault, name: str, limit: int = 10) -> dict[str, Any]:
     """The related pages a hover shows, as a result object: each hit is a search hit plus
     ``reasons``, the one-sentence explanation the hover's Related pages table shows."""
-    page = find_page(vault, name)
+    page, candidates = page_choice(vault, name)
     hits = related(vault, page.path, limit)
-    return {
+    return with_choice(vault, {
         "command": "related",
         "vault": vault_name(vault),
         "page": page.path,
         "hits": [{**hit_to_json(vault, h), "reasons": reasons(h.matched)} for h in hits],
-    }
+    }, candidates)
 
 
 # --- listing: a search without search words --------------------------------------------------

@@ -191,3 +191,47 @@ def test_a_list_of_folders_over_jsonl(folders):
     assert sorted(h["file"] for h in payload["hits"]) == ["bob/Plan B.md", "carol/Plan C.md"]
     bad = json.loads(run("jsonl", "--vault", str(folders), stdin='{"query": "p", "folder": [1]}\n').stdout)
     assert bad == {"error": '"folder" must be a string or a list of strings'}
+
+
+# --- a name several pages share --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shared_names(tmp_path_factory) -> Path:
+    return write_vault(tmp_path_factory.mktemp("names") / "help", {
+        "a/Templates.md": "A stub about templates.\n",
+        "plugins/core/Templates.md": "# Templates\n\nThe core plugin.\n",
+        "Home.md": "See [[plugins/core/Templates]].\n",
+        "Other.md": "Also [[plugins/core/Templates|the plugin]] and [[Unique]].\n",
+        "Unique.md": "Only one.\n",
+    })
+
+
+@pytest.mark.parametrize("command", ["read", "related", "links"])
+def test_an_ambiguous_name_says_so_and_picks_the_best_linked_page(shared_names, command):
+    payload = json.loads(run(command, "Templates", "--vault", str(shared_names), "--json").stdout)
+    assert payload["page"] == "plugins/core/Templates.md"
+    assert payload["ambiguous"] is True
+    assert payload["candidates"] == [
+        {"file": "plugins/core/Templates.md", "title": "Templates", "backlinks": 2},
+        {"file": "a/Templates.md", "title": "Templates", "backlinks": 0},
+    ]
+    text = run(command, "Templates", "--vault", str(shared_names))
+    assert text.returncode == 0
+    assert "2 pages are named 'Templates': showing plugins/core/Templates.md" in text.stderr.decode()
+    assert "a/Templates.md (0)" in text.stderr.decode()
+
+
+@pytest.mark.parametrize("name", ["a/Templates.md", "a/Templates", "[[a/Templates]]"])
+def test_a_path_picks_one_of_them_and_an_unshared_name_is_not_ambiguous(shared_names, name):
+    payload = json.loads(run("read", name, "--vault", str(shared_names), "--json").stdout)
+    assert payload["page"] == "a/Templates.md" and "ambiguous" not in payload
+    unique = run("links", "Unique", "--vault", str(shared_names), "--json")
+    assert "ambiguous" not in json.loads(unique.stdout) and unique.stderr == b""
+
+
+def test_ambiguity_over_jsonl_is_the_same_object(shared_names):
+    request = {"command": "links", "page": "Templates"}
+    payload = json.loads(run("jsonl", "--vault", str(shared_names), stdin=json.dumps(request) + "\n").stdout)
+    cli = json.loads(run("links", "Templates", "--vault", str(shared_names), "--json").stdout)
+    assert payload == cli and payload["ambiguous"] is True
