@@ -132,7 +132,7 @@ def _add_param(command: argparse.ArgumentParser, param: Param) -> None:
         return
     if param.repeatable:
         command.add_argument(*names, dest=param.name, action="append", default=None, metavar=param.metavar,
-                             help=_noted(help_text, "repeatable: any of them"))
+                             help=_noted(help_text, "repeatable"))
         return
     if param.kind in (list, dict):
         command.add_argument(*names, dest=param.name, action="append", default=[], metavar=param.metavar,

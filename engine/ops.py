@@ -57,7 +57,10 @@ def _search(source: Source, query: str, *, sort: str = "score", **options: Any) 
     if not parsed.terms:
         from .retrieve import listing
 
-        return search_payload(source.vault, parsed, listing(source.vault, parsed, sort))
+        payload = search_payload(source.vault, parsed, listing(source.vault, parsed, sort))
+        if payload["hits"]:  # say what the order is: no score ranked these
+            payload.setdefault("query_plan", {"terms": []})["listed_by"] = "title" if sort == "score" else sort
+        return payload
     arm = source.vectors() if source.vectors is not None and parsed.rank == "hybrid" else None
     if sort == "score":
         return search_payload(source.vault, parsed, ranked_search(source.vault, parsed, arm))

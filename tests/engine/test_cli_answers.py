@@ -142,6 +142,7 @@ def test_a_filter_without_words_lists_its_pages_by_title(vault, argv):
     hits = json.loads(done.stdout)["hits"]
     assert [h["title"] for h in hits] == ["Evening", "Morning", "Next Day"]
     assert all(h["score"] == 0 and h["matched"] == [] for h in hits)
+    assert json.loads(done.stdout)["query_plan"]["listed_by"] == "title"
     text = run("search", *argv, "--vault", str(vault)).stdout.decode()
     assert "listed  [[Evening]]" in text
 
