@@ -12,10 +12,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 
-## Install, then search the bundled example vault.
+## Install, then search the bundled example vault and say what to do next.
 run: $(STAMP)
-	$(BIN)/vaultlens search "how do I search my notes" --vault examples/vault
-	$(BIN)/vaultlens search "graph rag" --vault examples/vault --graph --limit 3 --json
+	@echo '$$ vaultlens search "how do I search my notes" --vault examples/vault --limit 5'
+	@$(BIN)/vaultlens search "how do I search my notes" --vault examples/vault --limit 5
+	@echo
+	@echo '$$ vaultlens read "Graph RAG" --level 0 --vault examples/vault'
+	@$(BIN)/vaultlens read "Graph RAG" --level 0 --vault examples/vault
+	@echo
+	@echo 'Next:'
+	@echo '  search your own vault:  $(BIN)/vaultlens search "your words" --vault ~/path/to/vault'
+	@echo '                          (--json for the explained result object; vaultlens --help for every command)'
+	@echo '  put vaultlens on PATH:  export PATH="$(abspath $(BIN)):$$PATH"   (or: pipx install .)'
+	@echo '  connect an editor:      README.md, "Editors" (VS Code, Neovim, Helix); agents: "Agents (MCP)"'
 
 ## Install, then run the whole test suite.
 test: $(STAMP)

@@ -22,6 +22,7 @@ from .render import dumps
 from .scan import open_vault
 
 EXIT_USAGE = 2
+FORMATS = ("text", "plain", "json")
 
 
 class UsageError(Exception):
@@ -87,7 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
         for param in op.params:
             _add_param(command, param)
         command.add_argument("--vault", metavar="DIR", help=VAULT_HELP)
-        command.add_argument("--json", action="store_true", help="Print the result object as JSON.")
+        command.add_argument("--json", action="store_true", help="Print the result object as JSON (--format json).")
+        command.add_argument(
+            "--format", choices=FORMATS, default=None,
+            help="text: lines for people (default); plain: exactly `score  [[Title]]  (path)` per search hit, "
+            "nothing else, for scripts; json: the result object.",
+        )
         _add_no_cache(command)
 
     j = sub.add_parser(
@@ -124,6 +130,10 @@ def _add_param(command: argparse.ArgumentParser, param: Param) -> None:
     if param.kind is bool:
         command.add_argument(*names, dest=param.name, action="store_true", help=help_text)
         return
+    if param.repeatable:
+        command.add_argument(*names, dest=param.name, action="append", default=None, metavar=param.metavar,
+                             help=_noted(help_text, "repeatable"))
+        return
     if param.kind in (list, dict):
         command.add_argument(*names, dest=param.name, action="append", default=[], metavar=param.metavar,
                              help=_noted(help_text, "repeatable"))
@@ -138,7 +148,8 @@ def _add_param(command: argparse.ArgumentParser, param: Param) -> None:
 def _add_no_cache(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--no-cache", action="store_true",
-        help="Read every page instead of the persistent index (.vaultlens/), and write none.",
+        help="Read every page instead of the persistent index (a file per vault in the user cache folder, "
+        "or VAULTLENS_CACHE_DIR), and write none.",
     )
 
 
@@ -155,6 +166,8 @@ def _arguments(op: Operation, args: argparse.Namespace) -> dict[str, Any]:
                     raise UsageError(f"{param.flag} takes KEY=VALUE, got {pair!r}")
                 pairs[key.strip()] = text.strip()
             value = pairs
+        if param.repeatable and value is not None and len(value) == 1:
+            value = value[0]  # one --folder is the string the other surfaces send
         out[param.name] = value
     return out
 
@@ -195,6 +208,8 @@ def _source(args: argparse.Namespace) -> Source:
     """The vault the command names, opened, with its pages' files read from disk."""
     root = resolve_vault(args.vault)
     vault, _listing = _open(args, root)
+    for warning in vault.vocabulary.warnings:  # as the servers log them: synonyms are partly off
+        sys.stderr.write(f"vaultlens: warning: {warning}\n")
     return disk_source(vault, root, _Vectors(vault).get)
 
 
@@ -208,10 +223,11 @@ def run_operation(op: Operation, args: argparse.Namespace) -> int:
     note = op.note(payload)
     if note:
         sys.stderr.write(f"vaultlens: {note}\n")
-    if args.json:
+    form = "json" if args.json else args.format or "text"
+    if form == "json":
         sys.stdout.write(dumps(payload) + "\n")
     else:
-        for line in op.text(payload):
+        for line in (op.plain or op.text)(payload) if form == "plain" else op.text(payload):
             sys.stdout.write(line + "\n")
     return 0
 

@@ -64,10 +64,13 @@ class Param:
     short: str = ""  # a one-letter CLI option besides ``flag`` ("-i")
     metavar: str = ""
     mcp_default: Any = _SAME  # the MCP tool's default where agents are better served by another
+    repeatable: bool = False  # a string parameter that also takes a list of them, meaning "any of"
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise TypeError(f"{self.name}: kind must be one of {KINDS}")
+        if self.repeatable and self.kind is not str:
+            raise TypeError(f"{self.name}: only a string parameter is repeatable")
         if self.required and self.default is not None:
             raise TypeError(f"{self.name}: a required parameter has no default")
         derived = {
@@ -82,6 +85,8 @@ class Param:
     def _expects(self) -> str:
         if self.choices and not self.checked_by_run:
             return " or ".join(json.dumps(c) for c in self.choices)
+        if self.repeatable:
+            return "a string or a list of strings"
         if self.kind is int and self.minimum is not None:
             return f"a whole number of at least {self.minimum}"
         return {str: "a string", bool: "true or false", int: "a whole number", float: "a number",
@@ -106,6 +111,11 @@ class Param:
             value = dict(value._asdict())  # a JSON object some transports hand over as a namedtuple
         if kind is list and isinstance(value, tuple):
             value = list(value)
+        if self.repeatable and isinstance(value, (list, tuple)):
+            ok = bool(value) and all(isinstance(item, str) for item in value)
+            if not ok:
+                raise ParamError(f'"{spelled}" must be {self.expects}')
+            return list(value)
         if kind is float:
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         elif kind is int:
@@ -142,6 +152,7 @@ class Operation:
     result: str  # the name of the result object's shape in engine/results.py (the MCP output schema)
     text: Callable[[dict[str, Any]], list[str]]  # the CLI's lines without --json
     note: Callable[[dict[str, Any]], str | None] = _no_note  # a line for stderr, e.g. "cut short"
+    plain: Callable[[dict[str, Any]], list[str]] | None = None  # ``--format plain`` lines (None: ``text``)
 
     @property
     def summary(self) -> str:

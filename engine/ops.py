@@ -32,30 +32,97 @@ def page_param() -> Param:
     )
 
 
-def folder_param(example: str = "") -> Param:
-    return Param("folder", str, f"Only pages under this vault-relative folder{example}.", metavar="F")
+def folder_param(example: str = "", repeatable: bool = False) -> Param:
+    text = f"Only pages under this vault-relative folder{example}"
+    if repeatable:
+        text += "; several folders: pages under any of them"
+    return Param("folder", str, text + ".", metavar="F", repeatable=repeatable,
+                 expects="a string or a list of strings" if repeatable else "")
 
 
 # --- search ------------------------------------------------------------------------------------
 
 
-def _search(source: Source, query: str, **options: Any) -> dict[str, Any]:
-    """parse_query, search, search_payload: the result object ``vaultlens search --json`` prints."""
+def _search(source: Source, query: str, *, sort: str = "score", **options: Any) -> dict[str, Any]:
+    """parse_query, search, search_payload: the result object ``vaultlens search --json`` prints.
+
+    No search word but a filter (``--tag rag``, ``tag:rag``, ``--folder``, ``--type``, a time, a
+    ``--where`` pair) lists the pages that pass it, by title (``sort``: or by time), score 0."""
+    from dataclasses import replace
+
+    if sort not in SORTS:
+        raise ValueError('"sort" must be ' + " or ".join(f'"{s}"' for s in SORTS))
     root = source.root
     parsed = parse_query(query, **options, mtime_of=lambda rel: file_mtime(root, rel))
+    if not parsed.terms:
+        from .retrieve import listing
+
+        payload = search_payload(source.vault, parsed, listing(source.vault, parsed, sort))
+        if payload["hits"]:  # say what the order is: no score ranked these
+            payload.setdefault("query_plan", {"terms": []})["listed_by"] = "title" if sort == "score" else sort
+        return payload
     arm = source.vectors() if source.vectors is not None and parsed.rank == "hybrid" else None
-    return search_payload(source.vault, parsed, ranked_search(source.vault, parsed, arm))
+    if sort == "score":
+        return search_payload(source.vault, parsed, ranked_search(source.vault, parsed, arm))
+    from .retrieve import reorder
+
+    every = ranked_search(source.vault, replace(parsed, limit=0), arm)
+    return search_payload(source.vault, parsed, reorder(every, parsed, sort)[: parsed.limit])
+
+
+SORTS = ("score", "title", "updated", "created")
 
 
 def _search_text(payload: dict[str, Any]) -> list[str]:
+    """The human lines: score, a label, [[Title]], (path), in aligned columns; then the hints.
+
+    The label is the match strength against the top hit (``strong``/``good``/``weak``), or for
+    ``--rank hybrid`` hits (fused scores, all close together) which arms found the page, or
+    ``listed`` for a page a search without words lists."""
     from .hints import match_label
 
     hits = payload["hits"]
-    top = hits[0]["score"] if hits else 0
-    return [
-        f"{score_text(h['score']):>6}  {match_label(h['score'], top):<6}  [[{h['title']}]]  ({h['file']})"
-        for h in hits
+    if not hits and not payload["query"].strip():
+        lines = ["no pages match: give search words, or a filter to list pages by (--tag, --folder, --type)"]
+    elif not hits:
+        lines = ["no pages match" + _filters_said(payload)]
+    else:
+        top = hits[0]["score"]
+        scores = [score_text(h["score"]) for h in hits]
+        labels = [h["via"] if "via" in h else "listed" if not h["matched"] else match_label(h["score"], top)
+                  for h in hits]
+        width, label_width = max(6, *map(len, scores)), max(6, *map(len, labels))
+        lines = [
+            f"{score:>{width}}  {label:<{label_width}}  [[{h['title']}]]  ({h['file']})"
+            for score, label, h in zip(scores, labels, hits)
+        ]
+    return lines + _hints_text(payload.get("hints"))
+
+
+def _search_plain(payload: dict[str, Any]) -> list[str]:
+    """``--format plain``: exactly ``score  [[Title]]  (path)`` per hit, nothing else (for scripts)."""
+    return [f"{score_text(h['score'])}  [[{h['title']}]]  ({h['file']})" for h in payload["hits"]]
+
+
+def _filters_said(payload: dict[str, Any]) -> str:
+    plan = payload.get("query_plan") or {}
+    scopes = plan.get("folders")
+    return f" (in {' or '.join(scopes)})" if scopes else ""
+
+
+def _hints_text(hints: dict[str, Any] | None) -> list[str]:
+    """The ``--hints`` object as lines under the hits (``--json`` has the object itself)."""
+    if not hints:
+        return []
+    lines = [
+        "",
+        f"hints: next action {hints['next_action']}; sufficient {'yes' if hints['sufficient'] else 'no'} "
+        f"(max_score {hints['max_score']}, {hints['result_count']} hit{'s' if hints['result_count'] != 1 else ''})",
     ]
+    for name, key in (("try", "suggested_queries"), ("related", "related_ids"), ("not matched", "gap_keywords")):
+        if hints.get(key):
+            lines.append(f"  {name}: " + ", ".join(hints[key]))
+    return lines
 
 
 SEARCH = Operation(
@@ -72,11 +139,14 @@ hit, or follow `related`/`links` to the pages around it.""",
     params=(
         Param("query", str, "Words to look for, as a person would type them (e.g. 'graph rag').", required=True),
         Param("type", str, "Only pages whose frontmatter `type` is exactly this (e.g. 'concept').", metavar="T"),
-        folder_param(" (e.g. 'ai/rag')"),
+        folder_param(" (e.g. 'ai/rag')", repeatable=True),
         Param("tag", str, "Only pages with this tag; a parent tag 'ai' also matches 'ai/rag'.", metavar="G"),
         Param("graph", bool, "Also rank pages reached from the keyword hits over typed edges (sources, related, depends_on).",
               default=False),
         Param("limit", int, "At most this many hits.", default=10, minimum=1, metavar="N"),
+        Param("sort", str, "Hit order: 'score' (best first; a listing without search words, such as '' with "
+              "--tag, is by title), 'title', or 'updated'/'created' (newest first, by that page time).",
+              default="score", choices=("score", "title", "updated", "created")),
         Param("prefix", bool, "As-you-type matching: the last word may be the start of a title word.", default=False),
         Param(
             "rank", str,
@@ -88,7 +158,8 @@ hit, or follow `related`/`links` to the pages around it.""",
         Param("since", str, "Only pages updated at or after this: a relative span (30m, 2h, 7d, 4w) or an ISO "
               "date/time (no zone = UTC).", metavar="WHEN",
               expects="a string (30m, 2h, 7d, 4w or an ISO date/time)"),
-        Param("until", str, "Only pages updated at or before this (same forms as `since`).", metavar="WHEN",
+        Param("until", str, "Only pages updated at or before this (same forms as `since`; a date without a time "
+              "means the whole day, inclusive).", metavar="WHEN",
               expects="a string (30m, 2h, 7d, 4w or an ISO date/time)"),
         Param("time_field", str, "Which page time `since`/`until` read: frontmatter updated or created (else the "
               "file's modification time).", default="updated", choices=("updated", "created")),
@@ -105,6 +176,7 @@ hit, or follow `related`/`links` to the pages around it.""",
     run=_search,
     result="SearchResult",
     text=_search_text,
+    plain=_search_plain,
 )
 
 
@@ -140,6 +212,16 @@ def _frontmatter_lines(source: Source) -> dict[str, list[str]]:
     return out
 
 
+def _grep_note(payload: dict[str, Any]) -> str | None:
+    """What the listing leaves out: cut short by the time budget, or by ``--limit``."""
+    if payload["truncated"]:
+        return f"grep cut short: {payload['reason']}"
+    shown, count = len(payload["matches"]), payload["count"]
+    if count > shown:
+        return f"showing {shown} of {count} matches (raise --limit to see more)"
+    return None
+
+
 GREP = Operation(
     name="grep",
     title="Grep page text",
@@ -162,7 +244,7 @@ and a `reason`.""",
     run=_grep,
     result="GrepResult",
     text=lambda payload: [f"{m['file']}:{m['line']}:{m['column']}: {m['content']}" for m in payload["matches"]],
-    note=lambda payload: f"grep cut short: {payload['reason']}" if payload["truncated"] else None,
+    note=lambda payload: _grep_note(payload),
 )
 
 
@@ -187,10 +269,18 @@ GLOB = Operation(
     run=_glob,
     result="GlobResult",
     text=lambda payload: list(payload["files"]),
+    note=lambda payload: (f"showing {len(payload['files'])} of {payload['count']} paths (raise --limit to see more)"
+                          if payload["count"] > len(payload["files"]) else None),
 )
 
 
 # --- read --------------------------------------------------------------------------------------
+
+
+def _choice_note(payload: dict[str, Any]) -> str | None:
+    from .retrieve import choice_note
+
+    return choice_note(payload)
 
 
 def _read(source: Source, page: str, *, level: int) -> dict[str, Any]:
@@ -227,6 +317,7 @@ The result names the page's path and title.""",
     run=_read,
     result="ReadResult",
     text=lambda payload: [payload["content"]],
+    note=_choice_note,
 )
 
 
@@ -256,6 +347,7 @@ together, shared link targets and title words. Use it to widen an answer beyond 
     ),
     run=_related,
     result="RelatedResult",
+    note=_choice_note,
     text=lambda payload: [
         f"{hit['score']:>6}  [[{hit['title']}]]  ({hit['file']})  {hit['reasons']}" for hit in payload["hits"]
     ],
@@ -292,6 +384,7 @@ edges are frontmatter relations (sources, related, depends_on) with a direction.
     run=_links,
     result="LinksResult",
     text=_links_text,
+    note=_choice_note,
 )
 
 

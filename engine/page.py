@@ -30,6 +30,7 @@ EDGE_KEYS = ("sources", "related", "depends_on")
 _LINE_SPLIT = re.compile(r"\r\n|\r|\n")
 _span, _link, _heading, _tag = map(fast_constructor, (Span, Link, Heading, Tag))  # see fast_constructor
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_QUOTE = re.compile(r"^ {0,3}((?:>[ \t]?)+)")  # block quote (and callout) markers, nested
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -490,6 +491,7 @@ def _scan_body(lines: list[str], first: int, label_first: bool) -> _Scan:
     scan = _Scan()
     headings, tags, links, blocks = scan.headings, scan.tags, scan.links, scan.blocks
     fence: str | None = None
+    fence_depth = 0  # how many block quotes (callouts) hold the open fence
     prev_blank = True
     in_list = False
     in_indented_code = False
@@ -498,10 +500,18 @@ def _scan_body(lines: list[str], first: int, label_first: bool) -> _Scan:
     for line in lines:
         lineno += 1
         if fence is not None:
-            stripped = line.strip()
-            if stripped.startswith(fence) and not stripped.lstrip(fence[0]).strip():
-                fence = None
-            continue
+            inner = line
+            if fence_depth:
+                q = _QUOTE.match(line)
+                if q is None or q.group(1).count(">") < fence_depth:
+                    fence = None  # the quote (callout) holding the fence ended, and the fence with it
+                else:
+                    inner = line[q.end():]
+            if fence is not None:
+                stripped = inner.strip()
+                if stripped.startswith(fence) and not stripped.lstrip(fence[0]).strip():
+                    fence = None
+                continue
         if not line:
             prev_blank, prev_paragraph = True, None
             continue
@@ -509,9 +519,15 @@ def _scan_body(lines: list[str], first: int, label_first: bool) -> _Scan:
         if ticks or "~" in line:
             fm = _FENCE.match(line)
             if fm:
-                fence = fm.group(1)
+                fence, fence_depth = fm.group(1), 0
                 if not line[:1].isspace():
                     in_list = False
+                prev_blank, prev_paragraph = False, None
+                continue
+            q = _QUOTE.match(line) if ">" in line else None
+            fm = _FENCE.match(line[q.end():]) if q else None
+            if fm:  # a fence inside a block quote or callout (``> ```css``): code, as outside
+                fence, fence_depth = fm.group(1), q.group(1).count(">")
                 prev_blank, prev_paragraph = False, None
                 continue
         stripped = line.strip()

@@ -32,6 +32,7 @@ class Query:
     folder: str | None = None
     tag: str | None = None
     graph: bool = False
+    folders: tuple[str, ...] = ()  # every folder scope (``folder`` is the first): a page under any of them
     limit: int = 10
     prefix: bool = False
     rank: str = "default"
@@ -97,7 +98,7 @@ def parse_query(
     text: str,
     *,
     type: str | None = None,  # noqa: A002 - the user-facing name of the filter
-    folder: str | None = None,
+    folder: str | list[str] | tuple[str, ...] | None = None,
     tag: str | None = None,
     graph: bool = False,
     limit: int = 10,
@@ -117,7 +118,10 @@ def parse_query(
     """Build a Query from free text and options (ValueError, with a message for the person who
     typed it, for an option that is not of its kind). Operators in the text are parsed unless
     ``operators`` is False (as-you-type completion keeps the text as typed)."""
-    for name, value in (("type", type), ("folder", folder), ("tag", tag), ("since", since), ("until", until),
+    scopes = list(folder) if isinstance(folder, (list, tuple)) else [folder] if folder is not None else []
+    if not all(isinstance(f, str) for f in scopes):
+        raise ValueError('"folder" must be a string or a list of strings')
+    for name, value in (("type", type), ("tag", tag), ("since", since), ("until", until),
                         ("context", context)):
         if value is not None and not isinstance(value, str):
             raise ValueError(f'"{name}" must be a string')
@@ -148,12 +152,12 @@ def parse_query(
             elif op == "type" and type is None:
                 type = value  # noqa: A001
             elif op == "path" and folder is None:
-                folder = value
+                scopes.append(value)  # a second path: widens the scope (any of them)
             elif op == "after" and since is None:
                 parse_bound(value, now)
                 since = value
             elif op == "before" and until is None:
-                parse_bound(value, now)
+                parse_bound(value, now, end=True)
                 until = value
             else:
                 continue
@@ -163,7 +167,7 @@ def parse_query(
         kept.append((op, value))
     try:
         since_at = parse_bound(since, now) if since else None
-        until_at = parse_bound(until, now) if until else None
+        until_at = parse_bound(until, now, end=True) if until else None
     except TimeError as exc:
         raise ValueError(str(exc)) from None
     return Query(
@@ -171,7 +175,8 @@ def parse_query(
         terms=query_terms(words),
         tokens=tuple(tokenize(words)),
         type=type or None,
-        folder=normalize_folder(folder) if folder is not None else None,
+        folder=normalize_folder(scopes[0]) if scopes else None,
+        folders=tuple(dict.fromkeys(normalize_folder(f) for f in scopes)),
         tag=tag.lstrip("#").casefold() if tag else None,
         graph=graph,
         limit=limit,
@@ -255,8 +260,9 @@ def passes_filters(page: Page, query: Query) -> bool:
     folder, tag, time, frontmatter ``where`` pairs, required phrases and excluded terms."""
     if query.type is not None and page.type != query.type:
         return False
-    if query.folder is not None and query.folder != "":
-        if not page.path.startswith(query.folder + "/"):
+    scopes = query.folders or ((query.folder,) if query.folder is not None else ())
+    if scopes and "" not in scopes:
+        if not any(page.path.startswith(f + "/") for f in scopes):
             return False
     if query.tag is not None:
         want = query.tag

@@ -92,6 +92,8 @@ class ReadResult(TypedDict):
     title: str
     level: int
     content: str
+    ambiguous: NotRequired[bool]  # the name named several pages: this is the best-linked
+    candidates: NotRequired[list[dict[str, Any]]]  # each {file, title, backlinks}, the chosen first
 
 
 class RelatedResult(TypedDict):
@@ -101,6 +103,8 @@ class RelatedResult(TypedDict):
     vault: str
     page: str
     hits: list[RelatedHit]
+    ambiguous: NotRequired[bool]
+    candidates: NotRequired[list[dict[str, Any]]]
 
 
 class LinksResult(TypedDict):
@@ -112,3 +116,5 @@ class LinksResult(TypedDict):
     outgoing: list[dict[str, Any]]
     incoming: list[dict[str, Any]]
     edges: list[dict[str, Any]]
+    ambiguous: NotRequired[bool]
+    candidates: NotRequired[list[dict[str, Any]]]

@@ -17,8 +17,10 @@ from typing import Any
 
 import regex
 
-from .model import Page
-from .query import normalize_folder
+from dataclasses import replace
+
+from .model import Hit, Page
+from .query import Query, normalize_folder, page_time, passes_filters
 from .related import reasons, related
 from .render import hit_to_json, vault_name
 from .snippet import first_paragraph
@@ -41,7 +43,17 @@ class RetrievalError(ValueError):
 
 
 def find_page(vault: Vault, name: str) -> Page:
-    """The page a path, title, alias or ``[[link]]`` names; RetrievalError when none does."""
+    """The page a path, title, alias or ``[[link]]`` names; RetrievalError when none does.
+    A name several pages share gives the best-linked of them (``page_choice``)."""
+    return page_choice(vault, name)[0]
+
+
+def page_choice(vault: Vault, name: str) -> tuple[Page, tuple[str, ...]]:
+    """The page a name picks, and every page it names when that is more than one (else ``()``).
+
+    A path (or a name only one page has) is that page. A title, alias or file name several
+    pages share picks the one with the most backlinks, then the one links resolve to (the
+    shortest path); the candidates come in that order, the picked one first."""
     text = name.strip()
     m = re.fullmatch(r"!?\[\[(.*?)(?:\|.*)?\]\]", text)
     if m:
@@ -50,11 +62,41 @@ def find_page(vault: Vault, name: str) -> Page:
         raise RetrievalError("a page is required: a path, title, alias or [[link]]")
     direct = vault.pages.get(text) or vault.pages.get(text + ".md")
     if direct is not None:
-        return direct
+        return direct, ()
     res = vault.resolve(text)
     if res.path is None:
         raise RetrievalError(f"no page matches {name!r} (give a vault-relative path, a title, an alias or a [[link]])")
-    return vault.pages[res.path]
+    if not res.ambiguous:
+        return vault.pages[res.path], ()
+    order = {path: n for n, path in enumerate(res.candidates)}
+    ranked = sorted(res.candidates, key=lambda p: (-backlink_count(vault, p), order[p]))
+    return vault.pages[ranked[0]], tuple(ranked)
+
+
+def backlink_count(vault: Vault, path: str) -> int:
+    """How many other pages link to ``path``."""
+    return len(vault.linking_pages(path) - {path})
+
+
+def with_choice(vault: Vault, payload: dict[str, Any], candidates: tuple[str, ...]) -> dict[str, Any]:
+    """``payload`` with ``ambiguous: true`` and the ``candidates`` (file, title, backlinks) when
+    the name it answers named several pages; unchanged otherwise."""
+    if candidates:
+        payload["ambiguous"] = True
+        payload["candidates"] = [
+            {"file": p, "title": vault.pages[p].title, "backlinks": backlink_count(vault, p)} for p in candidates
+        ]
+    return payload
+
+
+def choice_note(payload: dict[str, Any]) -> str | None:
+    """The text output's line for an ambiguous name: which page this is, and the others."""
+    if not payload.get("ambiguous"):
+        return None
+    first, *others = payload["candidates"]
+    rest = "; ".join(f"{c['file']} ({c['backlinks']})" for c in others)
+    return (f"{len(payload['candidates'])} pages are named {first['title']!r}: showing {first['file']} "
+            f"({first['backlinks']} backlinks, the most); the others: {rest}. Give a path to pick one.")
 
 
 # --- grep ------------------------------------------------------------------------------------
@@ -286,6 +328,21 @@ def _first_sentence(text: str) -> str:
     return sentence if len(sentence) <= 240 else sentence[:239] + "…"
 
 
+_LIST_MARKER = re.compile(r"^\s*(?:\d{1,9}[.)]|[-*+])\s+(?:\[.\]\s+)?")
+
+
+def _before_list(lines: list[str]) -> list[str]:
+    """A section's opening lines up to the first list item (a numbered item's ``1.`` is no
+    sentence end); a section that starts with a list gives its first item, without the marker."""
+    out: list[str] = []
+    for line in lines:
+        m = _LIST_MARKER.match(line)
+        if m:
+            return out or [line[m.end():]]
+        out.append(line)
+    return out
+
+
 def abstract(page: Page) -> str:
     """L0: frontmatter ``summary``/``description``/``desc``, else the first paragraph, bounded."""
     for key in ("summary", "description", "desc", "abstract"):
@@ -306,7 +363,7 @@ def overview(page: Page) -> str:
         start = h.span.start_line - page.body_line + 1
         end = (heads[n + 1].span.start_line - page.body_line) if n + 1 < len(heads) else len(lines)
         section = [ln for ln in lines[max(start, 0) : max(end, 0)] if ln.strip() and not ln.lstrip().startswith(("```", "~~~"))]
-        first = _first_sentence(" ".join(section[:6])) if section else ""
+        first = _first_sentence(" ".join(_before_list(section[:6]))) if section else ""
         out.append(f"{'  ' * (h.level - 1)}- {h.text}" + (f": {first}" if first else ""))
     return "\n".join(out).strip()
 
@@ -319,21 +376,21 @@ def read(vault: Vault, name: str, level: int = 1, full_text: str | None = None) 
     """
     if level not in LEVELS:
         raise RetrievalError("level must be 0 (abstract), 1 (overview) or 2 (full text)")
-    page = find_page(vault, name)
+    page, candidates = page_choice(vault, name)
     if level == 0:
         content = abstract(page)
     elif level == 1:
         content = overview(page)
     else:
         content = full_text if full_text is not None else page.body
-    return {
+    return with_choice(vault, {
         "command": "read",
         "vault": vault_name(vault),
         "page": page.path,
         "title": page.title,
         "level": level,
         "content": content,
-    }
+    }, candidates)
 
 
 # --- links and related -------------------------------------------------------------------------
@@ -341,7 +398,7 @@ def read(vault: Vault, name: str, level: int = 1, full_text: str | None = None) 
 
 def links(vault: Vault, name: str) -> dict[str, Any]:
     """Outgoing links, incoming links and typed edges of a page, with 1-based positions."""
-    page = find_page(vault, name)
+    page, candidates = page_choice(vault, name)
     outgoing = []
     edges = []
     for link, res in vault.outlinks(page.path):
@@ -374,24 +431,64 @@ def links(vault: Vault, name: str) -> dict[str, Any]:
             {"file": source, "kind": link.kind, "line": link.span.start_line + 1, "column": link.span.start_char + 1,
              "raw": link.raw}
         )
-    return {
+    return with_choice(vault, {
         "command": "links",
         "vault": vault_name(vault),
         "page": page.path,
         "outgoing": outgoing,
         "incoming": incoming,
         "edges": edges,
-    }
+    }, candidates)
 
 
 def related_payload(vault: Vault, name: str, limit: int = 10) -> dict[str, Any]:
     """The related pages a hover shows, as a result object: each hit is a search hit plus
     ``reasons``, the one-sentence explanation the hover's Related pages table shows."""
-    page = find_page(vault, name)
+    page, candidates = page_choice(vault, name)
     hits = related(vault, page.path, limit)
-    return {
+    return with_choice(vault, {
         "command": "related",
         "vault": vault_name(vault),
         "page": page.path,
         "hits": [{**hit_to_json(vault, h), "reasons": reasons(h.matched)} for h in hits],
-    }
+    }, candidates)
+
+
+# --- listing: a search without search words --------------------------------------------------
+
+
+def _has_scope(query: Query) -> bool:
+    return bool(
+        query.type is not None or query.folders or query.folder is not None or query.tag is not None
+        or query.since is not None or query.until is not None or query.where or query.excluded
+    )
+
+
+def listing(vault: Vault, query: Query, sort: str = "score") -> tuple[Hit, ...]:
+    """The pages a wordless search's filters let through (none without a filter), each as a hit
+    of score 0 with its first paragraph; by title, or newest first for ``updated``/``created``."""
+    if not _has_scope(query):
+        return ()
+    if query.min_score is not None and query.min_score > 0:
+        return ()
+    pages = [vault.pages[p] for p in vault.sorted_paths() if passes_filters(vault.pages[p], query)]
+    hits = [Hit(page, (), 0, "") for page in pages]
+    hits = reorder(hits, query, "title" if sort == "score" else sort)
+    if query.limit > 0:
+        hits = hits[: query.limit]
+    return tuple(replace(h, snippet=first_paragraph(h.page)) for h in hits)
+
+
+def reorder(hits, query: Query, sort: str) -> list[Hit]:
+    """``hits`` by title (then path), or newest first by the page time ``sort`` names (pages
+    without one last, by title); ``score`` keeps the ranking order."""
+    if sort == "score":
+        return list(hits)
+    by_title = sorted(hits, key=lambda h: (h.page.title.casefold(), h.page.title, h.page.path))
+    if sort == "title":
+        return by_title
+    timed = replace(query, time_field=sort)
+    when = {h.page.path: page_time(h.page, timed) for h in by_title}
+    dated = sorted((h for h in by_title if when[h.page.path] is not None), key=lambda h: when[h.page.path],
+                   reverse=True)
+    return dated + [h for h in by_title if when[h.page.path] is None]

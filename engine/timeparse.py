@@ -24,8 +24,14 @@ class TimeError(ValueError):
     """A time the user gave that is not one of the accepted forms."""
 
 
-def parse_bound(text: str, now: dt.datetime) -> dt.datetime:
-    """A ``--since``/``--until`` value as an aware UTC datetime; TimeError names the accepted forms."""
+_DATE_ONLY = re.compile(r"^\s*\d{4}[-/]\d{1,2}[-/]\d{1,2}\s*$")
+
+
+def parse_bound(text: str, now: dt.datetime, *, end: bool = False) -> dt.datetime:
+    """A ``--since``/``--until`` value as an aware UTC datetime; TimeError names the accepted forms.
+
+    ``end``: the value is an upper bound (``--until``, ``before:``), so a date without a time
+    means the whole day, inclusive: its last microsecond (23:59:59.999999 UTC)."""
     m = _RELATIVE.match(text)
     if m:
         try:
@@ -35,6 +41,8 @@ def parse_bound(text: str, now: dt.datetime) -> dt.datetime:
     when = parse_time(text)
     if when is None:
         raise TimeError(f"not a time: {text!r}; use {ACCEPTED}")
+    if end and _DATE_ONLY.match(text):
+        when = when + dt.timedelta(days=1, microseconds=-1)
     return when
 
 

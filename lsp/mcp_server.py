@@ -342,6 +342,8 @@ class VaultMCPServer(MCPServer):
 def _annotation(param: Param) -> Any:
     """The type an MCP argument is validated as, with its schema (description, bounds, values)."""
     kind: Any = {list: list[str], dict: dict[str, str]}.get(param.kind, param.kind)
+    if param.repeatable:
+        kind = str | list[str]  # one value, or several meaning "any of"
     field: dict[str, Any] = {"description": param.help}
     if param.minimum is not None:
         field["ge"] = param.minimum

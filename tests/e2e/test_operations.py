@@ -39,6 +39,9 @@ CASES: list[tuple[str, dict[str, Any]]] = [
                 "until": "2099-01-01", "time_field": "created", "where": {"type": "concept"}, "min_score": 1}),
     ("search", {"query": "rag", "type": "concept", "context": "Graph RAG", "rank": "hybrid", "limit": 4}),
     ("search", {"query": "Compo", "prefix": True}),
+    ("search", {"query": "graph rag", "since": "2025-05-15", "until": "2025-05-15"}),  # a date: the whole day
+    ("search", {"query": "", "tag": "ai", "folder": ["ai/rag", "sources"], "sort": "updated"}),  # a listing
+    ("search", {"query": "rag", "sort": "title", "limit": 3}),
     ("grep", {"pattern": "compost(ing)?", "ignore_case": True, "limit": 5}),
     ("grep", {"pattern": "^(tags|type):", "frontmatter": True, "exclude": ["ai/", "daily/"]}),
     ("grep", {"pattern": "RAG", "folder": "ai"}),
@@ -65,7 +68,7 @@ def cli_argv(op: Operation, arguments: dict[str, Any]) -> list[str]:
         elif param.kind is bool:
             assert value is True, "the command line says only yes to a flag that is off by default"
             argv.append(param.flag)
-        elif param.kind is list:
+        elif param.kind is list or param.repeatable and isinstance(value, list):
             argv += [item for v in value for item in (param.flag, v)]
         elif param.kind is dict:
             argv += [item for k, v in value.items() for item in (param.flag, f"{k}={v}")]
@@ -157,7 +160,7 @@ async def test_every_surface_takes_the_same_parameters(shared_client: LanguageCl
     for op, answer in zip(OPERATIONS, jsonl_errors):
         names = {p.name for p in op.params}
         # the command line: one argument per parameter, besides the flags every command has
-        dests = {a.dest for a in commands[op.name]._actions} - {"help", "vault", "json", "no_cache"}
+        dests = {a.dest for a in commands[op.name]._actions} - {"help", "vault", "json", "format", "no_cache"}
         assert dests == names, op.name
         # jsonl: the keys are the parameter names
         assert accepted(answer["error"]) == names | {"command"}, op.name

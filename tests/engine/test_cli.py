@@ -148,7 +148,9 @@ def test_bad_flags_are_exit_2_with_one_line(vault, args):
 
 def test_no_hits_is_not_an_error(vault):
     text = run("search", "zzzunknownzzz", "--vault", str(vault))
-    assert (text.returncode, text.stdout, text.stderr) == (0, b"", b"")
+    assert (text.returncode, text.stdout, text.stderr) == (0, b"no pages match\n", b"")
+    plain = run("search", "zzzunknownzzz", "--vault", str(vault), "--format", "plain")
+    assert (plain.returncode, plain.stdout, plain.stderr) == (0, b"", b"")  # scripts read no lines
     as_json = run("search", "zzzunknownzzz", "--vault", str(vault), "--json")
     assert as_json.returncode == 0 and json.loads(as_json.stdout)["hits"] == []
 

@@ -26,7 +26,9 @@ def test_each_run_takes_exactly_the_declared_parameters():
         assert len(set(names)) == len(names), op.name
         assert list(signature)[0] == "source", op.name
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.values()):
-            assert op is SEARCH and set(names) - {"query"} == options  # passed on to parse_query
+            own = {p.name for p in signature.values() if p.kind is inspect.Parameter.KEYWORD_ONLY}
+            assert own == {"sort"}  # search's own (it orders the hits), the rest go to parse_query
+            assert op is SEARCH and set(names) - {"query"} - own == options  # passed on to parse_query
         else:
             assert list(signature)[1:] == names, op.name
         assert all(p.required for p in op.params[:1]) and op.params[0].name in ("query", "pattern", "page")

@@ -179,6 +179,14 @@ def test_fence_closes_only_with_the_same_character_and_length():
     assert targets(parse(doc)) == ["After"]
 
 
+def test_code_inside_a_block_quote_or_callout_is_code():
+    doc = ("> [!tip] Colours\n> ```css\n> .x { color: #ff0000; } [[InCode]]\n> ```\n> after #real [[Real]]\n\n"
+           "> > ```\n> > #deep [[Deep]]\n> #shallow\n\n> ```\n> #open\nplain #lazy [[Lazy]]\n")
+    page = parse(doc)
+    assert page.tags == ("lazy", "real", "shallow")  # the quote ending ends the fence it holds
+    assert targets(page) == ["Real", "Lazy"]
+
+
 def test_unclosed_fence_hides_the_rest():
     assert targets(parse("[[Before]]\n```\n[[In]]\n")) == ["Before"]
 

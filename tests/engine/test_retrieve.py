@@ -121,3 +121,14 @@ def test_related_payload_carries_reasons(vault):
     assert top["file"] == "wiki/ai/Chunking.md"
     assert top["score"] == sum(m["points"] for m in top["matched"])
     assert "links here" in top["reasons"] and "linked from here" in top["reasons"]
+
+
+def test_overview_sentences_do_not_end_at_a_numbered_list_marker():
+    canvas = ("# Canvas\n\n## Add cards\n\nTo add cards to your canvas:\n1. Open the menu.\n2. Pick a card.\n\n"
+              "## Steps\n\n1. First do this. Then that.\n2. Second.\n\n## Tasks\n\n- [ ] Water the plants.\n\n"
+              "## Plain\n\nIn 2024. Then more.\n")
+    lines = read(build_vault({"Canvas.md": canvas}), "Canvas", 1)["content"].splitlines()
+    assert "  - Add cards: To add cards to your canvas:" in lines
+    assert "  - Steps: First do this." in lines
+    assert "  - Tasks: Water the plants." in lines
+    assert "  - Plain: In 2024." in lines
