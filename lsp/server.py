@@ -114,8 +114,9 @@ class VaultProtocol(ProtocolBase):
         """Check one decoded message against the session's state and its method's types, answer
         it with an error if it fails, else hand it to pygls (see ``lsp.transport``)."""
         if isinstance(raw, Unreadable):
-            log.warning("a message is not JSON (%s); answered ParseError", raw.reason)
-            self.send_error(None, PARSE_ERROR, f"Parse error: {raw.reason}")
+            msg_id = _plain_id(raw.msg_id)
+            log.warning("a message is not JSON (%s); answered ParseError (id %r)", raw.reason[:200], msg_id)
+            self.send_error(msg_id, PARSE_ERROR, f"Parse error: {raw.reason[:200]}")
             return
         if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
             log.warning("a message is not a JSON-RPC 2.0 object; answered InvalidRequest")
