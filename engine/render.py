@@ -77,10 +77,12 @@ def search_payload(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> dict[st
         "query": query.text,
         "hits": [hit_to_json(vault, h) for h in hits],
     }
-    if query.operators or query.context:
+    if query.operators or query.context or query.truncated:
         from .query import context_page
 
         plan: dict[str, Any] = {"terms": list(query.terms)}
+        if query.truncated:
+            plan["truncated"] = list(query.truncated)
         if query.operators:
             plan["operators"] = [{"operator": op, "value": value} for op, value in query.operators]
         if query.context:
