@@ -129,6 +129,10 @@ class VaultProtocol(ProtocolBase):
             log.warning("a message has a bad method or id; answered InvalidRequest")
             self.send_error(_plain_id(raw.get("id")), INVALID_REQUEST, "Invalid request: bad method or id")
             return
+        if is_request and _is_notification(method):
+            log.warning("%s is a notification but came with id %r; answered InvalidRequest", method, raw["id"])
+            self.send_error(raw["id"], INVALID_REQUEST, f"Invalid request: {method} is a notification; send it without an id")
+            return
         if method is not None:
             refusal = self._refusal(method, is_request)
             if refusal is not None:
@@ -199,6 +203,12 @@ def strict_converter():
                                  (int, int, "an integer"), (float, (int, float), "a number")):
         converter.register_structure_hook(kind, check(kind, accepted, name))
     return converter
+
+
+def _is_notification(method: str) -> bool:
+    """Whether the LSP specification declares ``method`` a notification (which has no answer)."""
+    found = types.METHOD_TO_TYPES.get(method)
+    return found is not None and found[1] is None and found[0].__name__.endswith("Notification")
 
 
 def _plain_id(msg_id: Any) -> Any:
