@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from protocol_support import EXAMPLE_VAULT, REPO, SERVER_ENV, RawServer, copy_vault, error_code
+from protocol_support import CLIENT_CAPABILITIES, EXAMPLE_VAULT, REPO, SERVER_ENV, RawServer, copy_vault, error_code
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -176,3 +176,54 @@ async def test_a_huge_word_and_a_huge_query_are_bounded_in_the_mcp_server(vault:
     finally:
         proc.kill()
         await proc.wait()
+
+
+# --- item 12: names no file can have ------------------------------------------------------------
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def editor(tmp_path_factory: pytest.TempPathFactory):
+    """A server whose client applies versioned document changes and file renames."""
+    root = copy_vault(EXAMPLE_VAULT, tmp_path_factory.mktemp("rename") / "vault")
+    started = await RawServer.start()
+    capabilities = json.loads(json.dumps(CLIENT_CAPABILITIES))
+    capabilities.setdefault("workspace", {})["workspaceEdit"] = {
+        "documentChanges": True, "resourceOperations": ["create", "rename", "delete"]}
+    await started.result("initialize", {"processId": None, "capabilities": capabilities, "rootUri": root.as_uri(),
+                                        "workspaceFolders": [{"uri": root.as_uri(), "name": "vault"}]})
+    started.notify("initialized", {})
+    await started.result("wiki/search", {"query": "", "uri": (root / "probe.md").as_uri()})
+    yield started, root
+    try:
+        assert await started.shutdown_and_exit() == 0
+    finally:
+        await started.kill()
+
+
+@pytest.mark.parametrize("new_name, says", [
+    ("Ho\x00me", "control character"),
+    ("x" * 10_000, "10,000 characters"),
+    ("é" * 200, "too long for a file name"),
+    ("../../outside", "cannot be a file name"),
+    ("sub/dir", "cannot be a file name"),
+    ("line\u0085break", "control character"),
+])
+async def test_a_rename_to_a_name_no_file_can_have_is_refused_up_front(editor, new_name: str, says: str):
+    server, vault = editor
+    uri = (vault / "Home.md").as_uri()
+    reply = await server.request("textDocument/rename", {
+        "textDocument": {"uri": uri}, "position": {"line": 10, "character": 3}, "newName": new_name})
+    assert "error" in reply and says in reply["error"]["message"], reply
+    assert (vault / "Home.md").exists()
+
+
+async def test_a_rename_file_comes_before_every_text_edit(editor):
+    server, vault = editor
+    uri = (vault / "Home.md").as_uri()
+    edit = await server.result("textDocument/rename", {
+        "textDocument": {"uri": uri}, "position": {"line": 10, "character": 3}, "newName": "Start"})
+    kinds = [c.get("kind", "edit") for c in edit["documentChanges"]]
+    assert kinds[0] == "rename" and kinds.count("rename") == 1 and len(kinds) > 1, kinds
+    new_uri = (vault / "Start.md").as_uri()
+    assert any(c.get("textDocument", {}).get("uri") == new_uri for c in edit["documentChanges"])
+    assert not any(c.get("textDocument", {}).get("uri") == uri for c in edit["documentChanges"])
