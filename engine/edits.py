@@ -19,6 +19,7 @@ import difflib
 import json
 import posixpath
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from urllib.parse import unquote
@@ -130,9 +131,25 @@ def has_own_title(page: Page) -> bool:
     return value is not None and not isinstance(value, (dict, list)) and str(value).strip() != ""
 
 
+MAX_NAME_CHARS = 1000  # a new title or heading; a file name is also held to NAME_MAX_BYTES
+NAME_MAX_BYTES = 255  # the longest file name (with ".md") most file systems accept, in UTF-8 bytes
+
+
+def _shown(name: str) -> str:
+    """A name as quoted in a message: control characters escaped, at most 60 characters."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in name[:60])
+    return text + ("…" if len(name) > 60 else "")
+
+
 def _check_link_text(name: str, what: str) -> None:
     if not name.strip():
         raise EditError(f"The new {what} is empty.")
+    if len(name) > MAX_NAME_CHARS:
+        raise EditError(f"The new {what} has {len(name):,} characters; at most {MAX_NAME_CHARS:,} are allowed.")
+    control = next((c for c in name if unicodedata.category(c) in ("Cc", "Cs") and c not in "\n\r"), None)
+    if control is not None:
+        raise EditError(f"The new {what} “{_shown(name)}” contains the control character {control!r}; "
+                        "no file or link can hold it.")
     for bad in _BAD_LINK_CHARS:
         if bad in name:
             shown = {"\n": "a line break", "\r": "a line break"}.get(bad, f"“{bad}”")
@@ -149,6 +166,10 @@ def _check_file_name(name: str) -> None:
         )
     if name.startswith(".") or name.strip() != name:
         raise EditError(f"“{name}” cannot be a page's file name (leading dot or surrounding spaces).")
+    size = len((name + ".md").encode("utf-8", errors="surrogatepass"))
+    if size > NAME_MAX_BYTES:
+        raise EditError(f"“{_shown(name)}” is too long for a file name ({size:,} bytes with .md; at most "
+                        f"{NAME_MAX_BYTES}); give the page a frontmatter title instead.")
 
 
 def _line_of(texts: Texts, path: str, line: int, cache: dict[str, str]) -> str | None:

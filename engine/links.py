@@ -68,6 +68,9 @@ def _by_len_then_path(path: str) -> tuple[int, str]:
 _LINKS = "(links)"  # the snapshot entry of the resolved links
 
 
+RESOLVE_MEMO_MAX = 100_000  # resolve_memoised answers kept (about 0.3 KB each), the oldest dropped first
+
+
 class LinkIndex:
     """Names -> pages, and where every link of every page leads.
 
@@ -345,9 +348,12 @@ class LinkIndex:
         md = kind == "md"
         where = source if not t else (posixpath.dirname(source) if md or t.startswith(("./", "../")) else None)
         key = (t, md, where)
-        found = self._memo.get(key)
+        memo = self._memo
+        found = memo.get(key)
         if found is None:
-            found = self._memo[key] = self.resolve(target, source, kind)
+            if len(memo) >= RESOLVE_MEMO_MAX:  # every link text ever typed must not stay: oldest out
+                del memo[next(iter(memo))]
+            found = memo[key] = self.resolve(target, source, kind)
         return found
 
     # --- the graph ------------------------------------------------------------------------

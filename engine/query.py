@@ -14,6 +14,13 @@ from .timeparse import TimeError, parse_bound, parse_time
 
 RANKS = ("default", "hybrid")  # the ranking modes: see README.md, Ranking
 
+# Every per-query cost is bounded by the query's size, and the size by these caps (every surface
+# parses its query here: CLI, jsonl, wiki/search, MCP, workspace/symbol, completion, hover). What
+# a cap cut is said in the result's ``query_plan.truncated``.
+MAX_QUERY_CHARS = 4096  # the text past this is ignored
+MAX_QUERY_TERMS = 64  # distinct terms past this are ignored
+MAX_TERM_CHARS = 100  # a longer word is cut to this many characters
+
 
 @dataclass(frozen=True, slots=True)
 class Query:
@@ -46,6 +53,7 @@ class Query:
     hints: bool = False
     operators: tuple[tuple[str, str], ...] = ()
     context: str | None = None
+    truncated: tuple[str, ...] = ()  # what the caps above cut, one sentence each
     mtime_of: Callable[[str], float | None] | None = field(default=None, compare=False, hash=False)
 
     @property
@@ -137,6 +145,10 @@ def parse_query(
             raise ValueError('"where" takes KEY=VALUE pairs with a text value')
         pairs.append((key, _text(value)))
     now = now or dt.datetime.now(dt.timezone.utc)
+    truncated: list[str] = []
+    if len(text) > MAX_QUERY_CHARS:
+        truncated.append(f"the query's {len(text):,} characters were cut to the first {MAX_QUERY_CHARS:,}")
+        text = text[:MAX_QUERY_CHARS]
     words, ops = split_operators(text) if operators else (text, [])
     phrases: list[tuple[str, ...]] = []
     excluded: list[str] = []
@@ -170,10 +182,20 @@ def parse_query(
         until_at = parse_bound(until, now, end=True) if until else None
     except TimeError as exc:
         raise ValueError(str(exc)) from None
+    terms, tokens = query_terms(words), tuple(tokenize(words))
+    if any(len(t) > MAX_TERM_CHARS for t in tokens):
+        truncated.append(f"words longer than {MAX_TERM_CHARS} characters were cut to their first {MAX_TERM_CHARS}")
+        tokens = tuple(t[:MAX_TERM_CHARS] for t in tokens)
+        terms = tuple(dict.fromkeys(tokens))
+    if len(terms) > MAX_QUERY_TERMS:
+        truncated.append(f"the query's {len(terms):,} distinct terms were cut to the first {MAX_QUERY_TERMS}")
+        terms = terms[:MAX_QUERY_TERMS]
+        kept_terms = set(terms)
+        tokens = tuple(t for t in tokens if t in kept_terms)
     return Query(
         text=text,
-        terms=query_terms(words),
-        tokens=tuple(tokenize(words)),
+        terms=terms,
+        tokens=tokens,
         type=type or None,
         folder=normalize_folder(scopes[0]) if scopes else None,
         folders=tuple(dict.fromkeys(normalize_folder(f) for f in scopes)),
@@ -192,6 +214,7 @@ def parse_query(
         hints=hints,
         operators=tuple(kept),
         context=context.strip() if context and context.strip() else None,
+        truncated=tuple(truncated),
         mtime_of=mtime_of,
     )
 

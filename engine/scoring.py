@@ -149,6 +149,40 @@ def one_edit_away(word: str) -> set[str]:
     return out
 
 
+# Above this length the vault's tokens of a near length are each compared with the word
+# (``_one_edit``, linear in the word) instead of building ``one_edit_away`` (~36·L strings of
+# length L: quadratic). Both give the same set; below it the neighbourhood is the faster.
+EDIT_SCAN_CHARS = 24
+
+
+def _one_edit(word: str, token: str, letters: frozenset[str]) -> bool:
+    """Whether ``token`` is in ``one_edit_away(word)`` (``letters``: the characters it may
+    insert or substitute), in time linear in the word."""
+    n, m = len(word), len(token)
+    i = 0
+    shortest = min(n, m)
+    while i < shortest and word[i] == token[i]:
+        i += 1
+    if m == n:
+        if i == n:
+            return False  # the word itself
+        if token[i] in letters and word[i + 1:] == token[i + 1:]:
+            return True
+        return i + 1 < n and word[i] == token[i + 1] and word[i + 1] == token[i] and word[i + 2:] == token[i + 2:]
+    if m == n - 1:
+        return word[i + 1:] == token[i:]
+    if m == n + 1:
+        return token[i] in letters and word[i:] == token[i + 1:]
+    return False
+
+
+def _near_tokens(postings: dict, word: str) -> list[str]:
+    """The vault tokens one edit from ``word`` (see ``EDIT_SCAN_CHARS``)."""
+    letters = frozenset(_ALPHABET) | frozenset(word)
+    n = len(word)
+    return [t for t in postings if n - 1 <= len(t) <= n + 1 and _one_edit(word, t, letters)]
+
+
 def typo_corrections(vault: Vault, term: str) -> tuple[str, ...]:
     """Vault tokens one edit from ``term`` (two transposed letters count as one edit).
 
@@ -162,7 +196,8 @@ def typo_corrections(vault: Vault, term: str) -> tuple[str, ...]:
         return ()
     postings = vault.postings
     long = len(term) >= FUZZY_LONG_CHARS
-    return tuple(sorted(t for t in one_edit_away(term) if t in postings and (long or t[0] == term[0])))
+    near = _near_tokens(postings, term) if len(term) > EDIT_SCAN_CHARS else (t for t in one_edit_away(term) if t in postings)
+    return tuple(sorted(t for t in near if long or t[0] == term[0]))
 
 
 def make_plan(vault: Vault, query: Query) -> Plan:

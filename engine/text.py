@@ -28,6 +28,10 @@ _ASCII_WORDS = bytes(
 )
 
 
+# stem and fold remember this many words each (about 0.2 KB a word), least recently used out:
+# every distinct word ever typed in a buffer passes through them.
+WORD_MEMO_MAX = 65_536
+
 def tokenize(text: str) -> list[str]:
     """Casefolded maximal runs of letters and digits, in order."""
     if text.isascii():
@@ -40,7 +44,7 @@ def query_terms(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(tokenize(text)))
 
 
-@lru_cache(maxsize=200_000)
+@lru_cache(maxsize=WORD_MEMO_MAX)
 def stem(token: str) -> str:
     """The Porter stem of one casefolded token, diacritics folded first (``naïve`` -> ``naiv``).
 
@@ -52,7 +56,7 @@ def stem(token: str) -> str:
     return _STEMMER.stemWord(fold(token))
 
 
-@lru_cache(maxsize=200_000)
+@lru_cache(maxsize=WORD_MEMO_MAX)
 def fold(token: str) -> str:
     """``token`` without combining marks (NFKD, marks dropped): ``café`` -> ``cafe``.
 

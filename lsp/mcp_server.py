@@ -90,10 +90,12 @@ class LiveVault(VaultSync):
         self._vectors: Any = None
         self._vectors_seen: tuple[int, int] | None = None  # (vault object, generation) embedded
         self._stamps: dict[str, tuple[int, int]] = self._stat_all() if poll else {}
+        self._root_id = self._root_identity()  # (device, inode) of the folder read, None when gone
 
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(self.vault, *args, **kwargs)`` on the current vault."""
         async with self.lock:
+            await self._check_root()
             if self.polling:
                 await anyio.to_thread.run_sync(self._poll)
             return await anyio.to_thread.run_sync(
@@ -131,6 +133,40 @@ class LiveVault(VaultSync):
         if any(part.startswith(".") for part in rel.split("/")):
             return None  # .obsidian/workspace.json changes all the time and holds no pages
         return rel
+
+    # --- the vault folder itself --------------------------------------------------------------
+
+    def _root_identity(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.root)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino) if os.path.isdir(self.root) else None
+
+    async def _check_root(self) -> None:
+        """Notice the vault folder deleted, or deleted and made again (a sync tool, ``git clone``
+        over it, a restore): a watcher on the old folder sees nothing more, so the vault is read
+        afresh and, from then on, checked for changes before each call (polling). Under the lock."""
+        now = await anyio.to_thread.run_sync(self._root_identity)
+        if now == self._root_id:
+            return
+        before, self._root_id = self._root_id, now
+        if now is None:
+            log.warning("the vault folder %s is gone: answering from an empty vault until it is back", self.root)
+            self.swap_in(Vault.from_pages([], self.root, label_first=self.vault.label_first))
+            self._stamps = {}
+            return
+        log.warning(
+            "the vault folder %s was %s: reading it again, then checking it for changes before each call",
+            self.root, "made again" if before is None else "replaced",
+        )
+        self.stop()  # the watcher watches the folder that is gone
+        vault, _listing = await anyio.to_thread.run_sync(
+            functools.partial(open_vault, self.root, exclude=self.exclude)
+        )
+        self.swap_in(vault)
+        self._stamps = await anyio.to_thread.run_sync(self._stat_all)
+        self.polling = True
 
     # --- watching ---------------------------------------------------------------------------
 
@@ -175,6 +211,9 @@ class LiveVault(VaultSync):
 
     async def _start_polling(self) -> None:
         async with self.lock:
+            if self._root_identity() is None:  # the folder went away: _check_root takes over
+                self.polling = True
+                return
             self._stamps = await anyio.to_thread.run_sync(self._stat_all)
             # the watcher may have missed changes before it failed: read the vault afresh
             vault, _listing = await anyio.to_thread.run_sync(
@@ -184,7 +223,9 @@ class LiveVault(VaultSync):
             self.polling = True
 
     def _stat_all(self) -> dict[str, tuple[int, int]]:
-        stamps = {}
+        stamps: dict[str, tuple[int, int]] = {}
+        if self._root_identity() is None:
+            return stamps
         for rel in (*list_pages(self.root, self.exclude).paths, VOCABULARY_FILE):
             try:
                 st = os.stat(os.path.join(self.root, rel))

@@ -114,8 +114,9 @@ class VaultProtocol(ProtocolBase):
         """Check one decoded message against the session's state and its method's types, answer
         it with an error if it fails, else hand it to pygls (see ``lsp.transport``)."""
         if isinstance(raw, Unreadable):
-            log.warning("a message is not JSON (%s); answered ParseError", raw.reason)
-            self.send_error(None, PARSE_ERROR, f"Parse error: {raw.reason}")
+            msg_id = _plain_id(raw.msg_id)
+            log.warning("a message is not JSON (%s); answered ParseError (id %r)", raw.reason[:200], msg_id)
+            self.send_error(msg_id, PARSE_ERROR, f"Parse error: {raw.reason[:200]}")
             return
         if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
             log.warning("a message is not a JSON-RPC 2.0 object; answered InvalidRequest")
@@ -127,6 +128,10 @@ class VaultProtocol(ProtocolBase):
         if method is not None and not isinstance(method, str) or is_request and _plain_id(raw["id"]) is None:
             log.warning("a message has a bad method or id; answered InvalidRequest")
             self.send_error(_plain_id(raw.get("id")), INVALID_REQUEST, "Invalid request: bad method or id")
+            return
+        if is_request and _is_notification(method):
+            log.warning("%s is a notification but came with id %r; answered InvalidRequest", method, raw["id"])
+            self.send_error(raw["id"], INVALID_REQUEST, f"Invalid request: {method} is a notification; send it without an id")
             return
         if method is not None:
             refusal = self._refusal(method, is_request)
@@ -198,6 +203,12 @@ def strict_converter():
                                  (int, int, "an integer"), (float, (int, float), "a number")):
         converter.register_structure_hook(kind, check(kind, accepted, name))
     return converter
+
+
+def _is_notification(method: str) -> bool:
+    """Whether the LSP specification declares ``method`` a notification (which has no answer)."""
+    found = types.METHOD_TO_TYPES.get(method)
+    return found is not None and found[1] is None and found[0].__name__.endswith("Notification")
 
 
 def _plain_id(msg_id: Any) -> Any:

@@ -16,7 +16,15 @@ handled in a ``Backlog``, which lets it
   gets InvalidRequest (-32600), notifications in those states are dropped, and ``exit`` ends the
   process with code 0 after ``shutdown`` and 1 without;
 - answer a message that is not JSON (-32700, id null), not JSON-RPC 2.0 (-32600), or whose params
-  do not match the method's types (-32602, naming the bad field), logging one line each.
+  do not match the method's types (-32602, naming the bad field), logging one line each; JSON
+  nested too deeply to decode (``RecursionError``) is answered -32700 with the request's id when
+  a shallow scan of the body finds one, and the reader keeps reading;
+- resynchronise after a framing error: a header block without a usable Content-Length (missing,
+  negative, not a number) is logged and skipped, and the reader looks for the next
+  ``Content-Length:`` header even in the middle of a line (what is left of a body whose length
+  was too short), or inside a body that fails to decode (its length was too long and it swallowed
+  the next message). A length longer than everything the client ever sends cannot be detected:
+  the reader waits for the rest, as the framing asks.
 
 Everything else is pygls': ``VaultProtocol.handle_message`` dispatches, handlers answer.
 
@@ -29,6 +37,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections import deque
@@ -49,9 +58,11 @@ REQUEST_CANCELLED = -32800
 
 @dataclass(frozen=True)
 class Unreadable:
-    """A framed message whose body is not JSON."""
+    """A framed message whose body is not JSON (or too deeply nested to decode); ``msg_id`` is
+    the request's id when a shallow scan found one, else None."""
 
     reason: str
+    msg_id: Any = None
 
 
 EOF = object()  # the client closed stdin
@@ -80,6 +91,43 @@ class Served(Protocol):
     def shutdown(self) -> None: ...
 
 
+_HEADER = b"content-length:"
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_ID_VALUE = re.compile(rb'\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+
+
+def top_level_id(body: bytes) -> Any:
+    """The ``id`` of a JSON-RPC object that ``json`` could not decode (nested too deeply), found
+    by one regular-expression pass that tracks nesting depth; None when there is none."""
+    depth = 0
+    for token in _TOKEN.finditer(body):
+        text = token.group()
+        if text in (b"{", b"["):
+            depth += 1
+        elif text in (b"}", b"]"):
+            depth -= 1
+        elif depth == 1 and text == b'"id"':
+            value = _ID_VALUE.match(body, token.end())
+            if value is not None:
+                try:
+                    return json.loads(value.group(1))
+                except ValueError:
+                    return None
+    return None
+
+
+def _decode(body: bytes) -> Any:
+    """A body decoded, or ``Unreadable`` saying why not; never raises."""
+    try:
+        return json.loads(body)
+    except RecursionError:
+        return Unreadable("the JSON is nested too deeply", top_level_id(body))
+    except ValueError as exc:  # includes UnicodeDecodeError; a cut body still starts with its id
+        return Unreadable(str(exc), top_level_id(body))
+    except Exception as exc:  # noqa: BLE001 - whatever a body holds, the reader keeps reading
+        return Unreadable(f"{type(exc).__name__}: {exc}")
+
+
 class _FdReader:
     """``readline``/``read`` straight from a file descriptor.
 
@@ -88,13 +136,18 @@ class _FdReader:
     ("could not acquire lock for <_io.BufferedReader name='<stdin>'>").
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, stream: Any = None) -> None:
         self.fd = fd
+        self.stream = stream  # a file object with no descriptor (tests pass BytesIO)
         self.buffer = bytearray()
         self.eof = False
 
+    def unread(self, data: bytes) -> None:
+        """Put bytes back in front of what is still to be read."""
+        self.buffer[:0] = data
+
     def _fill(self) -> None:
-        chunk = os.read(self.fd, 65536)
+        chunk = os.read(self.fd, 65536) if self.stream is None else self.stream.read(65536)
         if chunk:
             self.buffer += chunk
         else:
@@ -117,11 +170,12 @@ class _FdReader:
 
 
 def read_messages(stdin: BinaryIO, deliver) -> None:
-    """Read framed messages from ``stdin`` until it closes; ``deliver`` each decoded body (runs on a thread)."""
+    """Read framed messages from ``stdin`` until it closes; ``deliver`` each decoded body (runs on
+    a thread). A framing error is logged and the reader resynchronises on the next header."""
     try:
-        source: Any = _FdReader(stdin.fileno())
+        source = _FdReader(stdin.fileno())
     except (AttributeError, OSError, ValueError):  # not a real file (tests may pass BytesIO)
-        source = stdin
+        source = _FdReader(-1, stdin)
     while True:
         length = None
         while True:
@@ -132,7 +186,14 @@ def read_messages(stdin: BinaryIO, deliver) -> None:
             if not line.strip():
                 if length is not None:
                     break
-                continue  # stray blank lines between messages
+                continue  # stray blank lines between messages, or a header block without a length
+            start = line.lower().find(_HEADER)
+            if start > 0:  # the tail of a body whose length was too short, then the next header
+                log.warning("skipped %d bytes that were not a message header before Content-Length", start)
+                skipped_id = top_level_id(line[:start])
+                if skipped_id is not None:  # a whole request sent without a length: answer it
+                    deliver(Unreadable("the message had no Content-Length header", skipped_id))
+                line = line[start:]
             name, _, value = line.decode("ascii", errors="replace").partition(":")
             if name.strip().lower() == "content-length":
                 try:
@@ -142,14 +203,31 @@ def read_messages(stdin: BinaryIO, deliver) -> None:
                 if length < 0:
                     log.warning("ignoring a message header with a bad Content-Length: %r", line[:80])
                     length = None
+            elif start < 0 and length is None and not _looks_like_header(line):
+                log.warning("skipped a line that is not a message header: %r", line[:80])
         body = source.read(length)
         if len(body) < length:
             deliver(EOF)
             return
-        try:
-            deliver(json.loads(body))
-        except ValueError as exc:  # includes UnicodeDecodeError
-            deliver(Unreadable(str(exc)))
+        message = _decode(body)
+        if isinstance(message, Unreadable):
+            # a length too long swallows the next message: read on from its header
+            start = body.lower().find(_HEADER, 1)
+            if start > 0:
+                log.warning("a message body holds another message's header (its Content-Length was too long); "
+                            "resynchronising there")
+                source.unread(body[start:])
+                message = _decode(body[:start].rstrip())
+            else:  # the body may end with the first bytes of the next header
+                tail = next((i for i in range(len(_HEADER) - 1, 0, -1) if body[-i:].lower() == _HEADER[:i]), 0)
+                if tail:
+                    source.unread(body[-tail:])
+        deliver(message)
+
+
+def _looks_like_header(line: bytes) -> bool:
+    name, colon, _ = line.partition(b":")
+    return bool(colon) and 0 < len(name) < 80 and name.replace(b"-", b"").strip().isalnum()
 
 
 def _method(message: Any) -> str | None:

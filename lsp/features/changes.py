@@ -131,8 +131,8 @@ def can_create_files(ls: VaultServer) -> bool:
 
 
 def to_workspace_edit(ls: VaultServer, state: VaultState, change: Change) -> types.WorkspaceEdit:
-    """A change as ``documentChanges``: creates, then one versioned edit per page (the open
-    buffer's version, null for a file on disk), then renames."""
+    """A change as ``documentChanges``: creates, then renames, then one versioned edit per page
+    (the open buffer's version, null for a file on disk or a renamed page)."""
     docs = open_documents(ls, state)
     if not applies_document_changes(ls) and not change.creates and not change.renames:
         # a plain quick fix for a client without documentChanges: unversioned edits
@@ -151,19 +151,23 @@ def to_workspace_edit(ls: VaultServer, state: VaultState, change: Change) -> typ
     by_path: dict[str, list[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit]] = {}
     for edit in change.edits:
         by_path.setdefault(edit.path, []).append(types.TextEdit(range=to_lsp_range(edit.span), new_text=edit.new_text))
+    # Renames come before the text edits: a client that cannot rename stops there (failure
+    # handling "abort"/"transactional") with nothing applied, instead of keeping links already
+    # rewritten to a file that was never renamed. A renamed page's edits then name its new URI,
+    # unversioned: the buffer moved with the file, and its old version labels the old URI.
+    moved = dict(change.renames)
+    for old, new in change.renames:
+        out.append(types.RenameFile(old_uri=uri_of(state, old, docs), new_uri=path_to_uri(state.abs(new))))
     created = set(change.creates)
     for rel in sorted(by_path, key=lambda p: (p not in created, p)):
         doc = docs.get(rel)
-        out.append(
-            types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(
-                    uri=uri_of(state, rel, docs), version=doc.version if doc is not None else None
-                ),
-                edits=by_path[rel],
+        if rel in moved:
+            identifier = types.OptionalVersionedTextDocumentIdentifier(uri=path_to_uri(state.abs(moved[rel])), version=None)
+        else:
+            identifier = types.OptionalVersionedTextDocumentIdentifier(
+                uri=uri_of(state, rel, docs), version=doc.version if doc is not None else None
             )
-        )
-    for old, new in change.renames:
-        out.append(types.RenameFile(old_uri=uri_of(state, old, docs), new_uri=path_to_uri(state.abs(new))))
+        out.append(types.TextDocumentEdit(text_document=identifier, edits=by_path[rel]))
     return types.WorkspaceEdit(document_changes=out)
 
 

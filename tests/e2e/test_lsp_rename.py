@@ -87,7 +87,7 @@ async def test_rename_a_page_from_a_link_with_an_unsaved_buffer(bare_client: Lan
     assert (prepared.range.start.character, prepared.range.end.character) == (at.character - 2, at.character - 2 + len("Custom Filters"))
     edit = await rename(bare_client, source_uri, at, "Custom Filter Expressions")
     renames = [c for c in edit.document_changes if isinstance(c, types.RenameFile)]
-    assert len(renames) == 1 and edit.document_changes[-1] is renames[0]
+    assert len(renames) == 1 and edit.document_changes[0] is renames[0]  # before any text edit
     versioned = [c for c in edit.document_changes if isinstance(c, types.TextDocumentEdit) and c.text_document.uri == intro_uri]
     assert versioned and versioned[0].text_document.version == 2
     saved = apply_edit(edit, {intro_uri: (2, buffer), source_uri: (1, source)})
