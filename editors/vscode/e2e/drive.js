@@ -31,8 +31,10 @@ function check(ok, what) {
     await page.keyboard.press("Control+p");
     await page.locator(".quick-input-widget input").waitFor({ timeout: 20000 });
     await page.keyboard.type("Tomatoes.md");
-    await page.locator(".quick-input-list .monaco-list-row").first().waitFor({ timeout: 20000 });
+    // Wait until the list is filtered: the first row is the page (before, it lists recent files).
+    await page.locator(".quick-input-list .monaco-list-row").first().filter({ hasText: "Tomatoes.md" }).waitFor({ timeout: 20000 });
     await page.keyboard.press("Enter");
+    await page.locator(".p-TabBar-tab, .lm-TabBar-tab", { hasText: "Tomatoes.md" }).first().waitFor({ timeout: 20000 });
     const editor = page.locator(".monaco-editor").first();
     await editor.waitFor({ timeout: 20000 });
     await page.locator("#theia-statusBar").getByText("Markdown", { exact: true }).waitFor({ timeout: 20000 });
@@ -53,17 +55,20 @@ function check(ok, what) {
     await shot("2-completion");
     await page.keyboard.press("Enter");
     await page.waitForTimeout(500);
-    const line = (await page.locator(".monaco-editor .view-line").allInnerTexts()).map(nbsp);
-    check(line.some((l) => l.includes("[[Companion Planting")), "accepting inserts [[Companion Planting");
+    await page.keyboard.press("End");
+    await page.keyboard.type(" zzq");
+    const typed = nbsp(await page.locator(".monaco-editor .view-line", { hasText: "zzq" }).first().innerText());
+    console.log("the new line:", JSON.stringify(typed));
+    check(/^\[\[Companion Planting\]\] zzq$/.test(typed), "accepting the item inserts [[Companion Planting]] on the new line");
 
-    // Hover a link: the page's first [[...]] link that is on screen.
+    // Hover a link: [[Seed Starting]] on Tomatoes.md's line 21.
     await page.keyboard.press("Control+Home");
     await page.waitForTimeout(500);
-    const wiki = page.locator(".monaco-editor .view-line", { hasText: "[[" }).first();
+    const wiki = page.locator(".monaco-editor .view-line", { hasText: /\[\[Seed.Starting\]\]/ }).first();
     await wiki.waitFor({ timeout: 10000 });
     const text = nbsp(await wiki.innerText());
     const m = /\[\[([^\]|#]+)/.exec(text);
-    check(!!m, "the page has a [[link]] on screen: " + (m && m[1]));
+    check(!!m && m[1] === "Seed Starting", "Tomatoes.md shows the link [[Seed Starting]]: " + (m && m[1]));
     // The screen position of the link's text: a DOM range over the characters inside [[ ]].
     const box = await wiki.evaluate((el, name) => {
       // Monaco splits a line into token spans: find the offset in the joined text, then its node.
@@ -95,7 +100,7 @@ function check(ok, what) {
     await page.waitForTimeout(800);
     const hoverText = nbsp(await page.locator(".monaco-hover").first().innerText());
     console.log("hover:", JSON.stringify(hoverText.slice(0, 400)));
-    check(hoverText.includes(m[1].trim()), "the hover names the linked page");
+    check(hoverText.startsWith("Seed Starting") && hoverText.includes("garden/Seed Starting.md"), "the hover names the linked page and its path");
     check(/\d+ backlinks?/.test(hoverText), "the hover counts backlinks");
     check(hoverText.includes("Related pages") && /page\s+score\s+why/.test(hoverText), "the hover has the Related pages breakdown (page, score, why)");
     await shot("3-hover");
