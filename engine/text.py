@@ -7,13 +7,24 @@ A token is a maximal run of Unicode letters or digits, casefolded. Stems are Por
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from functools import lru_cache
 
 import snowballstemmer
 
 _TOKEN = re.compile(r"[^\W_]+")
-_STEMMER = snowballstemmer.stemmer("porter")
+# A snowball stemmer keeps the word it works on in the object itself, so two threads stemming at
+# once (two workspace folders indexed side by side) corrupt each other's word: IndexError inside
+# the stemmer, and the vault's index failed. Each thread gets a stemmer of its own.
+_STEMMERS = threading.local()
+
+
+def _stemmer():
+    found = getattr(_STEMMERS, "porter", None)
+    if found is None:
+        found = _STEMMERS.porter = snowballstemmer.stemmer("porter")
+    return found
 # No word is this long; the stemmer's pure-Python loops would take minutes on a page that is
 # one multi-megabyte token, so longer tokens are their own stem.
 MAX_STEM_CHARS = 64
@@ -53,7 +64,7 @@ def stem(token: str) -> str:
     """
     if len(token) > MAX_STEM_CHARS:
         return fold(token)
-    return _STEMMER.stemWord(fold(token))
+    return _stemmer().stemWord(fold(token))
 
 
 @lru_cache(maxsize=WORD_MEMO_MAX)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import traceback
 import os
 import uuid
 
@@ -217,7 +218,7 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
         # (the task is kept in index_tasks, so asyncio would never report its exception)
         log.exception("indexing %s failed", state.root)
         ls.window_log_message(
-            types.LogMessageParams(type=types.MessageType.Error, message=f"vaultlens: indexing {state.root} failed: {exc!r}")
+            types.LogMessageParams(type=types.MessageType.Error, message=f"vaultlens: indexing {state.root} failed: {exc!r}\n{traceback.format_exc()}")
         )
     finally:
         state.end_load()
