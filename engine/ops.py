@@ -201,9 +201,7 @@ and a `reason`.""",
 def _glob(source: Source, pattern: str, *, limit: int | None) -> dict[str, Any]:
     from . import retrieve
 
-    payload = retrieve.glob(source.vault, pattern, limit or 0)
-    payload["matches"] = list(payload["files"])  # OpenViking's name for the same list
-    return payload
+    return retrieve.glob(source.vault, pattern, limit or 0)
 
 
 GLOB = Operation(
