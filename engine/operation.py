@@ -14,6 +14,8 @@ the same parameters.
 
 from __future__ import annotations
 
+import functools
+
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -65,6 +67,7 @@ class Param:
     metavar: str = ""
     mcp_default: Any = _SAME  # the MCP tool's default where agents are better served by another
     repeatable: bool = False  # a string parameter that also takes a list of them, meaning "any of"
+    alias_for: str = ""  # another spelling of that parameter (OpenViking's names): see ``alias``
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -134,6 +137,36 @@ class Param:
         return value
 
 
+def alias(name: str, target: Param, why: str, **spelling: Any) -> Param:
+    """A second name for ``target`` on every surface (``after`` for ``since``): no default of
+    its own, and ``Operation.run`` hands its value to ``target``; the two given different values
+    is a ParamError. ``spelling`` may set ``key``/``flag``/``metavar``."""
+    return Param(
+        name, target.kind, f"Same as `{target.name}` ({why}).", minimum=target.minimum, choices=target.choices,
+        checked_by_run=target.checked_by_run, expects=target.expects, alias_for=target.name, **spelling,
+    )
+
+
+def _with_aliases(run: Callable[..., dict[str, Any]], params: tuple[Param, ...]) -> Callable[..., dict[str, Any]]:
+    """``run`` taking each alias's value as its target's (a target left at its default yields)."""
+    by_name = {p.name: p for p in params}
+    pairs = [(p.name, by_name[p.alias_for]) for p in params if p.alias_for]
+
+    @functools.wraps(run)  # its signature is ``run``'s (inspect follows __wrapped__)
+    def run_with_aliases(source: Source, *args: Any, **arguments: Any) -> dict[str, Any]:
+        for name, target in pairs:
+            value = arguments.pop(name, None)
+            if value is None:
+                continue
+            given = arguments.get(target.name)
+            if given is not None and given != target.initial and given != value:
+                raise ParamError(f'"{target.name}" and its alias "{name}" are given different values: give one')
+            arguments[target.name] = value
+        return run(source, *args, **arguments)
+
+    return run_with_aliases
+
+
 def _no_note(payload: dict[str, Any]) -> str | None:
     return None
 
@@ -153,6 +186,14 @@ class Operation:
     text: Callable[[dict[str, Any]], list[str]]  # the CLI's lines without --json
     note: Callable[[dict[str, Any]], str | None] = _no_note  # a line for stderr, e.g. "cut short"
     plain: Callable[[dict[str, Any]], list[str]] | None = None  # ``--format plain`` lines (None: ``text``)
+
+    def __post_init__(self) -> None:
+        names = {p.name for p in self.params}
+        for p in self.params:
+            if p.alias_for and (p.alias_for not in names or p.required):
+                raise TypeError(f"{self.name}: alias {p.name} names no optional parameter {p.alias_for!r}")
+        if any(p.alias_for for p in self.params):
+            object.__setattr__(self, "run", _with_aliases(self.run, self.params))
 
     @property
     def summary(self) -> str:

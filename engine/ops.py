@@ -11,10 +11,11 @@ Must not: know any protocol; rank or filter (that is the engine's modules, calle
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from .operation import DocumentPath, Operation, Param, Source
-from .query import RANKS, parse_query
+from .operation import DocumentPath, Operation, Param, Source, alias
+from .query import RANKS, TIME_FIELD_NAMES, parse_query
 from .render import score_text, search_payload, vault_name
 from .scan import file_mtime
 from .search import search as ranked_search
@@ -42,14 +43,35 @@ def folder_param(example: str = "", repeatable: bool = False) -> Param:
 
 # --- search ------------------------------------------------------------------------------------
 
+_LIMIT = Param("limit", int, "At most this many hits.", default=10, minimum=1, metavar="N")
+_SINCE = Param("since", str, "Only pages updated at or after this: a relative span (30m, 2h, 7d, 4w) or an ISO "
+               "date/time (no zone = UTC).", metavar="WHEN", expects="a string (30m, 2h, 7d, 4w or an ISO date/time)")
+_UNTIL = Param("until", str, "Only pages updated at or before this (same forms as `since`; a date without a time "
+               "means the whole day, inclusive).", metavar="WHEN",
+               expects="a string (30m, 2h, 7d, 4w or an ISO date/time)")
+_NO_TIMING = Param("no_timing", bool, "Leave out `time` (the seconds the answer took), the one field that differs "
+                   "from run to run, for byte-identical output. VAULTLENS_TIMING=off sets this for a whole process.",
+                   default=False)
 
-def _search(source: Source, query: str, *, sort: str = "score", **options: Any) -> dict[str, Any]:
-    """parse_query, search, search_payload: the result object ``vaultlens search --json`` prints.
+def timing_wanted(no_timing: bool) -> bool:
+    """Whether a result carries its measured ``time``: not with ``no_timing``, nor in a process
+    whose environment says ``VAULTLENS_TIMING=off`` (the tests; 0, no and false say it too)."""
+    import os
+
+    return not no_timing and os.environ.get("VAULTLENS_TIMING", "").strip().lower() not in ("off", "0", "no", "false")
+
+
+def _search(source: Source, query: str, *, sort: str = "score", no_timing: bool = False,
+            **options: Any) -> dict[str, Any]:
+    """parse_query, search, search_payload: the result object ``vaultlens search --json`` prints,
+    with ``time``: the seconds from the query's parse to the payload (measured: the one field
+    outside the determinism guarantee, left out with ``no_timing``).
 
     No search word but a filter (``--tag rag``, ``tag:rag``, ``--folder``, ``--type``, a time, a
     ``--where`` pair) lists the pages that pass it, by title (``sort``: or by time), score 0."""
     from dataclasses import replace
 
+    started = time.perf_counter()
     if sort not in SORTS:
         raise ValueError('"sort" must be ' + " or ".join(f'"{s}"' for s in SORTS))
     root = source.root
@@ -60,14 +82,18 @@ def _search(source: Source, query: str, *, sort: str = "score", **options: Any) 
         payload = search_payload(source.vault, parsed, listing(source.vault, parsed, sort))
         if payload["hits"]:  # say what the order is: no score ranked these
             payload.setdefault("query_plan", {"terms": []})["listed_by"] = "title" if sort == "score" else sort
-        return payload
-    arm = source.vectors() if source.vectors is not None and parsed.rank == "hybrid" else None
-    if sort == "score":
-        return search_payload(source.vault, parsed, ranked_search(source.vault, parsed, arm))
-    from .retrieve import reorder
+    else:
+        arm = source.vectors() if source.vectors is not None and parsed.rank == "hybrid" else None
+        if sort == "score":
+            payload = search_payload(source.vault, parsed, ranked_search(source.vault, parsed, arm))
+        else:
+            from .retrieve import reorder
 
-    every = ranked_search(source.vault, replace(parsed, limit=0), arm)
-    return search_payload(source.vault, parsed, reorder(every, parsed, sort)[: parsed.limit])
+            every = ranked_search(source.vault, replace(parsed, limit=0), arm)
+            payload = search_payload(source.vault, parsed, reorder(every, parsed, sort)[: parsed.limit])
+    if timing_wanted(no_timing):
+        payload["time"] = round(time.perf_counter() - started, 6)
+    return payload
 
 
 SORTS = ("score", "title", "updated", "created")
@@ -141,9 +167,12 @@ hit, or follow `related`/`links` to the pages around it.""",
         Param("type", str, "Only pages whose frontmatter `type` is exactly this (e.g. 'concept').", metavar="T"),
         folder_param(" (e.g. 'ai/rag')", repeatable=True),
         Param("tag", str, "Only pages with this tag; a parent tag 'ai' also matches 'ai/rag'.", metavar="G"),
-        Param("graph", bool, "Also rank pages reached from the keyword hits over typed edges (sources, related, depends_on).",
-              default=False),
-        Param("limit", int, "At most this many hits.", default=10, minimum=1, metavar="N"),
+        Param("graph", bool, "Also rank pages reached from the keyword hits over typed edges (sources, related, "
+              "depends_on); a keyword hit that another reaches gets the edge's points too. The filters choose the "
+              "keyword hits; the walk reaches across them.", default=False),
+        Param("graph_filtered", bool, "With `graph`: the pages the walk reaches must pass the filters too (what "
+              "`graph` did before).", default=False),
+        _LIMIT,
         Param("sort", str, "Hit order: 'score' (best first; a listing without search words, such as '' with "
               "--tag, is by title), 'title', or 'updated'/'created' (newest first, by that page time).",
               default="score", choices=("score", "title", "updated", "created")),
@@ -155,20 +184,21 @@ hit, or follow `related`/`links` to the pages around it.""",
             "for a paraphrased question.",
             default="default", choices=RANKS,
         ),
-        Param("since", str, "Only pages updated at or after this: a relative span (30m, 2h, 7d, 4w) or an ISO "
-              "date/time (no zone = UTC).", metavar="WHEN",
-              expects="a string (30m, 2h, 7d, 4w or an ISO date/time)"),
-        Param("until", str, "Only pages updated at or before this (same forms as `since`; a date without a time "
-              "means the whole day, inclusive).", metavar="WHEN",
-              expects="a string (30m, 2h, 7d, 4w or an ISO date/time)"),
-        Param("time_field", str, "Which page time `since`/`until` read: frontmatter updated or created (else the "
-              "file's modification time).", default="updated", choices=("updated", "created")),
+        _SINCE,
+        _UNTIL,
+        Param("time_field", str, "Which page time `since`/`until` read: frontmatter `updated` or `created` (else "
+              "the file's modification time); `updated_at`/`created_at` (OpenViking's names) are the same fields, "
+              "and either key is read from frontmatter.", default="updated", choices=TIME_FIELD_NAMES),
         Param("min_score", float, "Only hits scoring at least this.", metavar="N"),
         Param("where", dict, "Frontmatter equality filters, all must hold: each key equals its value, or a list "
               "field holds it.", key="filter", metavar="KEY=VALUE",
               expects="an object of frontmatter KEY: VALUE"),
         Param("hints", bool, "Add `hints` for an agent loop: sufficient, max_score, next_action (synthesize | refine "
               "| expand | broaden), suggested_queries, related_ids, gap_keywords.", default=False, mcp_default=True),
+        alias("after", _SINCE, "OpenViking's name", metavar="WHEN"),
+        alias("before", _UNTIL, "OpenViking's name", metavar="WHEN"),
+        alias("node_limit", _LIMIT, "OpenViking's name", key="node_limit", metavar="N"),
+        _NO_TIMING,
         Param("context", str, "The page being worked on (path, title, alias or [[link]]): hits one link away from it "
               "get a context-edge point, and the result's query_plan names it.", page=True, metavar="PAGE",
               expects="a page (path, title, alias, [[link]]) or a document URI"),
@@ -260,7 +290,10 @@ def _glob(source: Source, pattern: str, *, limit: int | None) -> dict[str, Any]:
 GLOB = Operation(
     name="glob",
     title="Find pages by path",
-    description="Vault-relative paths of the pages matching a glob, sorted: list a folder or find a file by name.",
+    description="""\
+Vault-relative paths of the pages matching a glob, sorted: list a folder or find a file by name.
+
+The paths are in `files`, and again in `matches` (OpenViking's name for them).""",
     params=(
         Param("pattern", str, "A glob over vault-relative paths: '**/*.md', 'ai/*' (pages directly in ai/), 'ai/**'.",
               required=True),

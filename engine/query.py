@@ -40,6 +40,7 @@ class Query:
     tag: str | None = None
     graph: bool = False
     folders: tuple[str, ...] = ()  # every folder scope (``folder`` is the first): a page under any of them
+    graph_filtered: bool = False  # the walk keeps to the filters too (what --graph did before issue 25)
     limit: int = 10
     prefix: bool = False
     rank: str = "default"
@@ -65,6 +66,9 @@ class Query:
 
 
 TIME_FIELDS = ("updated", "created")
+# OpenViking spells the same fields updated_at/created_at: accepted, and read as these
+TIME_FIELD_ALIASES = {"updated_at": "updated", "created_at": "created"}
+TIME_FIELD_NAMES = (*TIME_FIELDS, *TIME_FIELD_ALIASES)
 _OPERATOR = re.compile(r"^(-?)(type|path|after|before|tag):(.+)$", re.IGNORECASE)
 
 
@@ -109,6 +113,7 @@ def parse_query(
     folder: str | list[str] | tuple[str, ...] | None = None,
     tag: str | None = None,
     graph: bool = False,
+    graph_filtered: bool = False,
     limit: int = 10,
     prefix: bool = False,
     rank: str = "default",
@@ -135,8 +140,9 @@ def parse_query(
             raise ValueError(f'"{name}" must be a string')
     if rank not in RANKS:
         raise ValueError('"rank" must be ' + " or ".join(f'"{r}"' for r in RANKS))
+    time_field = TIME_FIELD_ALIASES.get(time_field, time_field) if isinstance(time_field, str) else time_field
     if time_field not in TIME_FIELDS:
-        raise ValueError('"time_field" must be "updated" or "created"')
+        raise ValueError('"time_field" must be "updated" or "created" (or "updated_at", "created_at")')
     if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, (int, float))):
         raise ValueError('"min_score" must be a number')
     pairs: list[tuple[str, str]] = []
@@ -201,6 +207,7 @@ def parse_query(
         folders=tuple(dict.fromkeys(normalize_folder(f) for f in scopes)),
         tag=tag.lstrip("#").casefold() if tag else None,
         graph=graph,
+        graph_filtered=graph_filtered,
         limit=limit,
         prefix=prefix,
         rank=rank,

@@ -52,6 +52,7 @@ class SearchResult(TypedDict):
     hits: list[SearchHit]
     query_plan: NotRequired[dict[str, Any]]
     hints: NotRequired[dict[str, Any]]
+    time: NotRequired[float]  # seconds, measured: left out with no_timing / VAULTLENS_TIMING=off
 
 
 class GrepMatch(TypedDict):
@@ -80,6 +81,7 @@ class GlobResult(TypedDict):
     vault: str
     pattern: str
     files: list[str]
+    matches: list[str]  # the same paths, by OpenViking's name
     count: int
 
 

@@ -315,7 +315,9 @@ def glob(vault: Vault, pattern: str, limit: int = 0) -> dict[str, Any]:
     count = len(files)
     if limit > 0:
         files = files[:limit]
-    return {"command": "glob", "vault": vault_name(vault), "pattern": pattern, "files": files, "count": count}
+    # ``matches``: the same paths by OpenViking's name (docs/contracts.md)
+    return {"command": "glob", "vault": vault_name(vault), "pattern": pattern, "files": files, "matches": list(files),
+            "count": count}
 
 
 # --- read ------------------------------------------------------------------------------------

@@ -56,19 +56,31 @@ def rank(vault: Vault, query: Query, limit: int = 0, *, explain: bool = True) ->
 
     # link-prior depends on the page alone and costs a look at its linkers: added to every page
     # that could reach the first ``limit`` with it (``topk.prior_pages``)
-    for path in prior_pages(scored, limit):
+    with_prior = prior_pages(scored, limit)
+    for path in with_prior:
         prior = link_prior(vault, pages[path])
         if prior is not None:
             scored[path].append(prior)
 
+    # graph-edge: the filters chose the keyword hits (the seeds); the walk reaches across them
+    # unless ``graph_filtered`` keeps it to them too. A seed another seed reaches gets the
+    # nearest hop's points once, as a page only the walk finds does.
     graph_only: set[str] = set()
     if query.graph and scored:
-        allowed = lambda p: passes_filters(pages[p], query)  # noqa: E731
-        for reached in walk_typed_edges(vault, scored, allowed):
+        had_prior = set(with_prior)
+        allowed = (lambda p: passes_filters(pages[p], query)) if query.graph_filtered else (lambda _p: True)
+        for reached in walk_typed_edges(vault, list(scored), allowed, seeds_reached=True):
             points = POINTS["graph-edge"] if reached.hop == 1 else GRAPH_HOP2
-            source_title = pages[reached.source].title
-            scored[reached.path] = [("graph-edge", reached.predicate, reached.hop, points, "", source_title)]
-            graph_only.add(reached.path)
+            edge = ("graph-edge", reached.predicate, reached.hop, points, "", pages[reached.source].title)
+            if reached.seed:
+                scored[reached.path].append(edge)
+                if reached.path not in had_prior:  # its new points may lift it into the first ``limit``
+                    prior = link_prior(vault, pages[reached.path])
+                    if prior is not None:
+                        scored[reached.path].append(prior)
+            else:
+                scored[reached.path] = [edge]
+                graph_only.add(reached.path)
 
     order = [
         (-score_of(c[3] for c in found), pages[path].title.casefold(), path) for path, found in scored.items()

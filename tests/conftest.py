@@ -22,6 +22,9 @@ for entry in ("", str(REPO_ROOT)):
 if str(ENGINE_TESTS) not in sys.path:
     sys.path.insert(0, str(ENGINE_TESTS))
 
+# Results carry a measured ``time`` (seconds) unless this says off: tests compare bytes.
+os.environ.setdefault("VAULTLENS_TIMING", "off")
+
 # The persistent index (engine/cache.py) of every vault a test opens, in-process or in a server
 # or CLI subprocess (they inherit the environment), goes to one temporary folder per session:
 # tests never write into examples/vault or ../shared.

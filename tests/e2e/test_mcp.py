@@ -53,7 +53,7 @@ async def mcp_session(root: Path, *flags: str, mode: str = "auto") -> AsyncItera
         command=sys.executable,
         args=["-m", "vaultlens.lsp", "mcp", "--vault", str(root), *flags],
         cwd=str(REPO),
-        env={"PYTHONPATH": SERVER_ENV["PYTHONPATH"]},
+        env={"PYTHONPATH": SERVER_ENV["PYTHONPATH"], "VAULTLENS_TIMING": "off"},
     )
     async with Client(params, read_timeout_seconds=CALL_TIMEOUT, mode=mode) as client:
         yield client

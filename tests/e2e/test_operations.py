@@ -42,6 +42,9 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("search", {"query": "graph rag", "since": "2025-05-15", "until": "2025-05-15"}),  # a date: the whole day
     ("search", {"query": "", "tag": "ai", "folder": ["ai/rag", "sources"], "sort": "updated"}),  # a listing
     ("search", {"query": "rag", "sort": "title", "limit": 3}),
+    # OpenViking's names: after/before/node_limit are since/until/limit, updated_at is updated
+    ("search", {"query": "retrieval", "after": "2020-01-01", "before": "2099-01-01", "node_limit": 3,
+                "time_field": "updated_at", "graph": True, "graph_filtered": True, "no_timing": True}),
     ("grep", {"pattern": "compost(ing)?", "ignore_case": True, "limit": 5}),
     ("grep", {"pattern": "^(tags|type):", "frontmatter": True, "exclude": ["ai/", "daily/"]}),
     ("grep", {"pattern": "RAG", "folder": "ai"}),
@@ -195,6 +198,42 @@ async def test_every_surface_gives_the_same_result(shared_client: LanguageClient
             assert want[lists[name]], (name, args)
         else:
             assert want["content"], (name, args)
+
+
+async def test_aliases_answer_as_their_targets_on_every_surface(shared_client: LanguageClient, shared_vault: Path, mcp):
+    op = BY_NAME["search"]
+    spelled = {"query": "retrieval", "after": "2020-01-01", "before": "2099-01-01", "node_limit": 2}
+    plain = {"query": "retrieval", "since": "2020-01-01", "until": "2099-01-01", "limit": 2}
+    want = await cli_json(shared_vault, cli_argv(op, plain))
+    assert len(want["hits"]) == 2
+    assert await cli_json(shared_vault, cli_argv(op, spelled)) == want
+    assert (await jsonl(shared_vault, [spelled]))[0] == want
+    assert to_plain(await shared_client.protocol.send_request_async("wiki/search", wiki_params(op, spelled))) == want
+    assert payload(await mcp.call_tool("search", mcp_arguments(op, spelled))) == want
+    clash = await jsonl(shared_vault, [{"query": "x", "since": "7d", "after": "2d"}])
+    assert clash[0]["error"] == '"since" and its alias "after" are given different values: give one'
+    # glob: OpenViking's `matches` beside `files`
+    listed = await cli_json(shared_vault, ["glob", "ai/**"])
+    assert listed["matches"] == listed["files"] and listed["files"]
+
+
+async def test_search_results_carry_their_time_unless_turned_off(shared_vault: Path):
+    import os
+
+    env = {**SERVER_ENV, "VAULTLENS_TIMING": "on"}
+    for argv in (["search", "retrieval"], ["search", "retrieval", "--no-timing"]):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "vaultlens.lsp", *argv, "--vault", str(shared_vault), "--json", cwd=str(REPO),
+            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        out, _err = await proc.communicate()
+        got = json.loads(out)
+        if "--no-timing" in argv:
+            assert "time" not in got
+        else:
+            assert isinstance(got["time"], float) and 0 <= got["time"] < 60
+            assert list(got)[-1] == "time"  # outside everything else, the one field that varies
+    assert os.environ["VAULTLENS_TIMING"] == "off"  # the tests' own setting (tests/conftest.py)
 
 
 async def test_a_bad_argument_is_an_error_on_every_surface(shared_client: LanguageClient, shared_vault: Path, mcp):

@@ -543,16 +543,81 @@ def test_graph_walk_is_deterministic_whatever_the_build_order():
     assert forward == backward == payload_text(build_vault(GRAPH), "kiwi", graph=True)
 
 
-def test_graph_walk_keeps_to_the_filters():
-    files = {
-        "in/Seed.md": "---\nrelated: [[Out]]\nsources: [[Near]]\n---\nkiwi",
-        "out/Out.md": "---\nrelated: [[Beyond]]\n---\n",
-        "in/Near.md": "",
-        "in/Beyond.md": "",
-        "out/Kiwi.md": "kiwi",
-    }
-    hits = hits_for(build_vault(files), "kiwi", graph=True, folder="in")
+FILTERED = {
+    "in/Seed.md": "---\nrelated: [[Out]]\nsources: [[Near]]\n---\nkiwi",
+    "out/Out.md": "---\nrelated: [[Beyond]]\n---\n",
+    "in/Near.md": "",
+    "in/Beyond.md": "",
+    "out/Kiwi.md": "kiwi",
+}
+
+
+def test_the_filters_choose_the_seeds_and_the_walk_reaches_across_them():
+    hits = hits_for(build_vault(FILTERED), "kiwi", graph=True, folder="in")
+    check_ranking_contract(hits)
+    got = {h.page.path: contract(h) for h in hits}
+    assert sorted(got) == ["in/Beyond.md", "in/Near.md", "in/Seed.md", "out/Out.md"]  # not out/Kiwi: no seed
+    assert got["out/Out.md"] == [("graph-edge", "related", 1, 2, "", "Seed")]
+    assert got["in/Beyond.md"] == [("graph-edge", "related", 2, 1, "", "Out")]  # walked through out/
+
+
+def test_graph_filtered_keeps_the_walk_to_the_filters_as_before():
+    hits = hits_for(build_vault(FILTERED), "kiwi", graph=True, graph_filtered=True, folder="in")
     assert [h.page.path for h in hits] == ["in/Near.md", "in/Seed.md"]
+
+
+def test_a_type_filter_no_longer_hides_what_the_walk_finds():
+    # the case: `zeppelin --graph --type concept` gave only the seed
+    files = {
+        "Zeppelin.md": "---\ntype: concept\nsources: [[Airships of 1900]]\n---\nzeppelin",
+        "Airships of 1900.md": "---\ntype: source\n---\nold book",
+    }
+    paths = [h.page.path for h in hits_for(build_vault(files), "zeppelin", graph=True, type="concept")]
+    assert paths == ["Zeppelin.md", "Airships of 1900.md"]
+    kept = [h.page.path for h in hits_for(build_vault(files), "zeppelin", graph=True, graph_filtered=True,
+                                          type="concept")]
+    assert kept == ["Zeppelin.md"]
+
+
+SEEDS = {
+    "Graph RAG.md": "---\nsources: [[Edge Paper]]\nrelated: [[Hub]]\n---\nretrieval over a graph",
+    "Edge Paper.md": "retrieval paper",  # a keyword hit the walk also reaches: hop 1 from Graph RAG
+    "Hub.md": "---\nrelated: [[Far Note]]\n---\nhub",
+    "Far Note.md": "---\nrelated: [[Graph RAG]]\n---\nretrieval far",  # hop 2 (via Hub), and it reaches Graph RAG
+}
+
+
+def test_a_keyword_hit_reached_over_an_edge_gets_the_nearest_hops_points_once():
+    vault = build_vault(SEEDS)
+    plain = {h.page.path: h for h in hits_for(vault, "retrieval")}
+    hits = hits_for(vault, "retrieval", graph=True)
+    check_ranking_contract(hits)
+    got = {h.page.path: h for h in hits}
+    edges = {path: [c for c in components(h) if c[0] == "graph-edge"] for path, h in got.items()}
+    assert edges["Edge Paper.md"] == [("graph-edge", "sources", 1, 2, "", "Graph RAG")]
+    assert edges["Far Note.md"] == [("graph-edge", "related", 2, 1, "", "Hub")]  # nearest: hop 2, once
+    assert edges["Graph RAG.md"] == [("graph-edge", "related", 1, 2, "", "Far Note")]
+    assert edges["Hub.md"] == [("graph-edge", "related", 1, 2, "", "Graph RAG")]
+    for path in ("Edge Paper.md", "Far Note.md", "Graph RAG.md"):
+        assert got[path].score == plain[path].score + edges[path][0][3]
+        assert got[path].snippet == plain[path].snippet  # still a keyword hit, with its snippet
+
+
+def test_a_seed_is_not_credited_for_an_edge_back_to_itself():
+    files = {"A.md": "---\nrelated: [[B]]\n---\nkiwi", "B.md": "---\nrelated: [[A]]\n---\n"}
+    got = {h.page.path: contract(h) for h in hits_for(build_vault(files), "kiwi", graph=True)}
+    assert got["A.md"] == [("body-term", "kiwi", 1, 1, "body", "")]
+
+
+def test_a_limit_gives_the_first_hits_of_the_whole_ranking_with_seed_credit():
+    files = {f"P{i:02}.md": f"---\nsources: [[P{(i + 1) % 30:02}]]\n---\nkiwi {'kiwi ' * (i % 4)}"
+             for i in range(30)}
+    files.update({f"L{i}.md": f"[[P{i:02}]]" for i in range(0, 30, 3)})  # link-prior for some
+    vault = build_vault(files)
+    whole = hits_for(vault, "kiwi", graph=True)
+    for limit in (1, 3, 10):
+        top = hits_for(vault, "kiwi", graph=True, limit=limit)
+        assert [(h.page.path, h.score) for h in top] == [(h.page.path, h.score) for h in whole[:limit]]
 
 
 def test_without_graph_the_walk_never_runs(monkeypatch):

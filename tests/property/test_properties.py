@@ -105,8 +105,10 @@ def test_score_is_the_sum_of_points_and_channels_are_points_keys(files, query, g
         assert hit.score == sum(m.points for m in hit.matched) == sum(reversed([m.points for m in hit.matched]))
         # formula channels round to exact binary fractions, so the sum is exact in any order
         assert all(float(m.points * FIXED_STEP).is_integer() for m in hit.matched)
-        if any(m.channel == "graph-edge" for m in hit.matched):
-            assert len(hit.matched) == 1 and hit.snippet == ""
+        # the walk credits a page once (a keyword hit it reaches too); a page only it found has no snippet
+        assert [m.channel for m in hit.matched].count("graph-edge") <= 1
+        if [m.channel for m in hit.matched] == ["graph-edge"]:
+            assert hit.snippet == ""
 
 
 @given(vaults, queries, st.booleans(), st.booleans(), st.data())
