@@ -147,7 +147,7 @@ def read_bytes(root: str, rel: str) -> bytes:
     """A file's bytes, confined to the vault: raises OSError when it is gone or unreadable (or
     not a regular file: a FIFO or a device is never waited on), and OutsideVault (an OSError)
     when ``rel`` or a symbolic link on the way leads outside."""
-    return _read_listed(root, rel, path=confined_path(root, rel))
+    return _read_regular(confined_path(root, rel))
 
 
 class NotRegularFile(OSError):
@@ -167,7 +167,7 @@ def open_regular(path: str) -> int:
     return fd
 
 
-def _read_listed(root: str, rel: str, size: int = -1, path: str | None = None) -> bytes:
+def _read_listed(root: str, rel: str, size: int = -1) -> bytes:
     """``read_bytes`` for a path ``list_pages`` just found inside the vault, without checking
     again (two ``realpath`` calls would cost more than the read on a cold load).
 
@@ -175,8 +175,12 @@ def _read_listed(root: str, rel: str, size: int = -1, path: str | None = None) -
     hold instead makes every read allocate (and hand back) 64 MB, 20 us a page, a sixth of
     parsing one. A file that changed size meanwhile is still read whole, up to that most.
     """
+    return _read_regular(os.path.join(root, rel), size)
+
+
+def _read_regular(path: str, size: int = -1) -> bytes:
     limit = MAX_READ_BYTES + 1
-    fd = open_regular(path if path is not None else os.path.join(root, rel))
+    fd = open_regular(path)
     try:
         want = min(size + 1, limit) if size >= 0 else limit
         data = os.read(fd, want)
