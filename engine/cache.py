@@ -1,38 +1,47 @@
 """The persistent index: parsed pages kept on disk, so a warm start reads one file, not every page.
 
-One file per vault (in the user cache folder by default, ``~/.cache/vaultlens/<name>-<hash>.vlc``
-on Linux; ``<vault>/.vaultlens/index.vlc`` with ``location="vault"``) holds chunks of page records
-(``engine.compact``), a snapshot of the vault's indexes over exactly those pages
-(``Vault.snapshot``), and a footer header naming, for every page, the ``(path, size, mtime_ns,
-content hash)`` it was parsed from.
-A page is reused when its file's size and mtime are unchanged, which takes one ``stat`` and no
-read; a file touched within ``RACY_NS`` of the scan that cached it is read and hashed instead
-(git's "racy clean" rule), and a changed mtime with the same content hash is reused too.
+One file per vault (in the user cache folder, ``~/.cache/vaultlens/<name>-<hash>.vlc`` on Linux,
+or a folder the user chose) holds chunks of page records (``engine.compact``), a snapshot of the
+vault's indexes over exactly those pages (``Vault.snapshot``), and a footer header naming, for
+every page, the ``(path, size, mtime_ns, ctime_ns, inode, content hash)`` it was parsed from.
+A page is reused when its file's size, mtime, ctime and inode are unchanged (what git checks),
+which takes one ``stat`` and no read; a file touched within ``RACY_NS`` of the scan that cached it
+is read and hashed instead (git's "racy clean" rule), and a changed stat with the same content
+hash is reused too.
 
+- Authenticated: the header and every chunk carry a keyed BLAKE2b tag; the key is a per-user
+  secret (``index.key``, mode 0600, in the user cache folder). Nothing is unmarshalled before its
+  tag checks out, so a file this user's vaultlens did not write (shipped in a vault, planted in
+  a shared folder, edited by hand) is ignored and rebuilt, never believed.
 - Versioned: the header carries ``compact.schema_version()``; any other version is ignored.
-- Crash-safe: written to a temporary file, fsynced, then ``os.replace``d over the old one; every
-  chunk and the header carry a CRC-32, and a file that fails any check is ignored and rebuilt.
-- Never the only copy of anything: deleting it costs one cold start.
+- Crash-safe: written to a temporary file, fsynced, then ``os.replace``d over the old one; a
+  file that fails any check is ignored and rebuilt; temporary files of killed writers are
+  removed by the next writer.
+- Never the only copy of anything: deleting it costs one cold start. A disk that is full or
+  read-only means no index (one log line), never a failed load.
 - Off with ``VAULTLENS_CACHE=0`` (or the CLI's ``--no-cache``, the server's ``cache.enabled``);
-  ``VAULTLENS_CACHE_DIR`` (or ``cache.location``) moves it. Not in the vault by default: vaults
-  are synced and versioned, and some are read-only. A location that cannot be written falls back
-  to the user cache folder, then to no cache.
+  ``VAULTLENS_CACHE_DIR`` (or the editor's ``cache.location``, never the vault's
+  ``.vaultlens.toml``) moves it. Never in the vault: a vault is someone else's files (cloned,
+  synced, versioned), so nothing in it may choose where vaultlens writes or what it believes.
+  A location that cannot be written falls back to the user cache folder, then to no cache.
 
 Only this module and ``scan`` touch the disk.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import hmac
 import logging
 import marshal
 import os
+import stat
 import struct
 import sys
 import tempfile
 import threading
 import time
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,10 +49,10 @@ from .compact import MARSHAL_VERSION, schema_version
 
 log = logging.getLogger("vaultlens")
 
-CACHE_DIRNAME = ".vaultlens"
-CACHE_FILE = "index.vlc"
-MAGIC = b"VLCACHE1"
-_TRAILER = struct.Struct("<QII8s")  # header offset, header length, header CRC-32, MAGIC
+MAGIC = b"VLCACHE2"
+_TAG = 32  # bytes of keyed BLAKE2b per header and per chunk
+_TRAILER = struct.Struct(f"<QI{_TAG}s8s")  # header offset, header length, header tag, MAGIC
+KEY_FILE = "index.key"
 RACY_NS = 2_000_000_000  # files modified this close to a scan are checked by content
 ENV_ENABLED = "VAULTLENS_CACHE"
 ENV_DIR = "VAULTLENS_CACHE_DIR"
@@ -54,8 +63,9 @@ _OFF = ("0", "off", "false", "no", "disabled")
 class CacheOptions:
     """Where the persistent index lives and whether to use it.
 
-    ``location`` is ``"user"`` (the user cache folder, one file per vault), ``"vault"``
-    (``<vault>/.vaultlens/``) or a folder path (one file per vault).
+    ``location`` is ``"user"`` (the user cache folder, one file per vault) or a folder path
+    (one file per vault). It comes from the user only (environment, editor settings), never
+    from a file in the vault. The old ``"vault"`` (``<vault>/.vaultlens/``) means ``"user"``.
     """
 
     enabled: bool = True
@@ -96,11 +106,65 @@ def cache_paths(root: str, options: CacheOptions) -> list[str]:
     if not options.enabled:
         return []
     user = os.path.join(user_cache_dir(), _per_vault_name(root))
-    if options.location == "vault":
-        return [os.path.join(root, CACHE_DIRNAME, CACHE_FILE), user]
-    if options.location == "user":
+    if options.location in ("user", "vault"):
         return [user]
     return [os.path.join(os.path.abspath(os.path.expanduser(options.location)), _per_vault_name(root)), user]
+
+
+_KEYS: dict[str, bytes] = {}
+_KEY_LOCK = threading.Lock()
+
+
+def user_key(create: bool = True) -> bytes | None:
+    """This user's secret for tagging index files (``index.key`` in the user cache folder, made
+    0600 on first use), or None when it cannot be read or made: then no index is used."""
+    folder = user_cache_dir()
+    path = os.path.join(folder, KEY_FILE)
+    with _KEY_LOCK:
+        if path in _KEYS:
+            return _KEYS[path]
+        try:
+            key = _read_key(path)
+            if key is None and create:
+                os.makedirs(folder, mode=0o700, exist_ok=True)
+                try:
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+                except FileExistsError:  # another process made it first
+                    key = _read_key(path)
+                else:
+                    try:
+                        os.write(fd, os.urandom(32))
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+                    key = _read_key(path)
+        except OSError as exc:
+            log.info("vaultlens index: no key (%s): working without a stored index", exc.strerror or exc)
+            return None
+        if key is not None:
+            _KEYS[path] = key
+        return key
+
+
+def _read_key(path: str) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o077)):
+            raise OSError(errno.EACCES, "not this user's private file", path)
+        key = os.read(fd, 64)
+    finally:
+        os.close(fd)
+    if len(key) != 32:
+        raise OSError(errno.EINVAL, "damaged key file", path)
+    return key
+
+
+def _tag(key: bytes, data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=_TAG, key=key).digest()
 
 
 def content_hash(data: bytes) -> bytes:
@@ -128,21 +192,23 @@ class CacheError(Exception):
 class Chunk:
     """One stored group of pages: where its bytes are and what each page was parsed from.
 
-    ``manifest`` holds ``(path, size, mtime_ns, content hash)`` per page, in record order.
+    ``manifest`` holds ``(path, size, mtime_ns, ctime_ns, inode, content hash)`` per page, in
+    record order.
     """
 
     offset: int
     length: int
-    crc: int
-    manifest: tuple[tuple[str, int, int, bytes], ...]
+    tag: bytes  # keyed BLAKE2b of the chunk's bytes
+    manifest: tuple[tuple[str, int, int, int, int, bytes], ...]
 
 
 class CacheFile:
     """An open index file of the current schema (``open`` raises CacheError otherwise)."""
 
-    def __init__(self, path: str, fd: int, header: dict[str, Any]) -> None:
+    def __init__(self, path: str, fd: int, header: dict[str, Any], key: bytes) -> None:
         self.path = path
         self._fd = fd
+        self._key = key
         self.label_first: bool = bool(header["label_first"])
         self.detected: bool = bool(header.get("detected"))  # link order found by detection, not forced
         self.scan_ns: int = int(header["scan_ns"])
@@ -153,27 +219,35 @@ class CacheFile:
 
     @classmethod
     def open(cls, path: str) -> CacheFile:
-        """Open and check ``path``: magic, trailer, header CRC and schema version."""
+        """Open and check ``path``: a regular file, magic, trailer, header tag (before anything
+        is unmarshalled) and schema version."""
+        key = user_key()
+        if key is None:
+            raise CacheError("no key to check it with")
+        flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            fd = os.open(path, flags)  # never blocks (a FIFO), never follows a planted symbolic link
         except OSError as exc:
             raise CacheError(f"cannot open: {exc.strerror or exc}") from None
         try:
-            size = os.fstat(fd).st_size
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise CacheError("not a regular file")
+            size = st.st_size
             if size < len(MAGIC) + _TRAILER.size:
                 raise CacheError("too short")
-            offset, length, crc, magic = _TRAILER.unpack(_pread(fd, _TRAILER.size, size - _TRAILER.size))
+            offset, length, tag, magic = _TRAILER.unpack(_pread(fd, _TRAILER.size, size - _TRAILER.size))
             if magic != MAGIC or _pread(fd, len(MAGIC), 0) != MAGIC:
                 raise CacheError("not a vaultlens index")
             if offset + length > size - _TRAILER.size:
                 raise CacheError("header out of range")
             raw = _pread(fd, length, offset)
-            if len(raw) != length or zlib.crc32(raw) != crc:
-                raise CacheError("header checksum mismatch")
+            if len(raw) != length or not hmac.compare_digest(_tag(key, raw), tag):
+                raise CacheError("not written by this user's vaultlens (tag mismatch)")
             header = marshal.loads(raw)
             if not isinstance(header, dict) or header.get("schema") != schema_version():
                 raise CacheError("written by another version")
-            cache = cls(path, fd, header)
+            cache = cls(path, fd, header, key)
             for chunk in (*cache.chunks, *(cache.snapshot or ())):
                 if chunk.offset + chunk.length > offset:
                     raise CacheError("chunk out of range")
@@ -186,13 +260,13 @@ class CacheFile:
             raise CacheError(f"unreadable: {exc}") from None
 
     def read(self, chunk: Chunk) -> bytes:
-        """A chunk's bytes, checked against its CRC-32."""
+        """A chunk's bytes, checked against its tag."""
         try:
             raw = _pread(self._fd, chunk.length, chunk.offset)
         except OSError as exc:
             raise CacheError(f"cannot read: {exc.strerror or exc}") from None
-        if len(raw) != chunk.length or zlib.crc32(raw) != chunk.crc:
-            raise CacheError("chunk checksum mismatch")
+        if len(raw) != chunk.length or not hmac.compare_digest(_tag(self._key, raw), chunk.tag):
+            raise CacheError("chunk tag mismatch")
         return raw
 
     def close(self) -> None:
@@ -206,15 +280,23 @@ class CacheWriter:
     """A new index file, written to a temporary name and renamed over the old one on commit."""
 
     def __init__(self, path: str) -> None:
+        key = user_key()
+        if key is None:
+            raise OSError(errno.EACCES, "no key to tag it with")
+        self._key = key
+        self.failed: str | None = None  # why writing stopped (a full disk): commit then writes nothing
         folder = os.path.dirname(path)
         os.makedirs(folder, exist_ok=True)
-        if os.path.basename(folder) == CACHE_DIRNAME:
-            _ignore_in_git(folder)
         _sweep(folder)
-        fd, self._tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".tmp", dir=folder)
+        fd, self._tmp = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{os.getpid()}-", suffix=".tmp", dir=folder)
         self.path = path
         self._file = os.fdopen(fd, "wb")
-        self._file.write(MAGIC)
+        try:
+            self._file.write(MAGIC)
+            self._file.flush()
+        except OSError:
+            self.abort()
+            raise
         self._offset = len(MAGIC)
         self._chunks: list[tuple[int, int, int, tuple[Any, ...]]] = []
         self._snapshot: list[tuple[int, int, int]] = []
@@ -222,39 +304,64 @@ class CacheWriter:
     @classmethod
     def create(cls, candidates: list[str]) -> CacheWriter | None:
         """A writer at the first candidate path that can be written, else None."""
+        reasons = []
         for path in candidates:
             try:
                 return cls(path)
             except OSError as exc:
-                log.info("vaultlens index: cannot write %s (%s)", path, exc.strerror or exc)
+                reasons.append(f"{path}: {exc.strerror or exc}")
+        if reasons:
+            log.warning("vaultlens index: cannot write (%s); working without a stored index", "; ".join(reasons))
         return None
+
+    def _write(self, blob: bytes) -> bool:
+        if self.failed is not None:
+            return False
+        try:
+            self._file.write(blob)
+        except OSError as exc:  # a full disk (ENOSPC), a quota: give up on this file, keep loading
+            self._give_up(exc)
+            return False
+        return True
+
+    def _give_up(self, exc: OSError) -> None:
+        self.failed = exc.strerror or str(exc)
+        log.warning("vaultlens index not written (%s); working without a stored index", self.failed)
+        self.abort()
 
     def add(self, blob: bytes, manifest: tuple[tuple[str, int, int, bytes], ...]) -> None:
         """Append one chunk of page records."""
-        self._file.write(blob)
-        self._chunks.append((self._offset, len(blob), zlib.crc32(blob), manifest))
-        self._offset += len(blob)
+        if self._write(blob):
+            self._chunks.append((self._offset, len(blob), _tag(self._key, blob), manifest))
+            self._offset += len(blob)
 
     def add_snapshot(self, blob: bytes) -> None:
         """Append a piece of the index snapshot (together, over every page of every chunk)."""
-        self._file.write(blob)
-        self._snapshot.append((self._offset, len(blob), zlib.crc32(blob)))
-        self._offset += len(blob)
+        if self._write(blob):
+            self._snapshot.append((self._offset, len(blob), _tag(self._key, blob)))
+            self._offset += len(blob)
 
-    def commit(self, *, label_first: bool, scan_ns: int, detected: bool = True) -> str:
-        """Finish the file and put it in place; returns its path. ``detected``: whether the link
-        order was detected (an automatic load), not forced by a setting."""
+    def commit(self, *, label_first: bool, scan_ns: int, detected: bool = True) -> str | None:
+        """Finish the file and put it in place; returns its path (None when writing failed and
+        was logged). ``detected``: whether the link order was detected (an automatic load), not
+        forced by a setting."""
+        if self.failed is not None:
+            return None
         header = marshal.dumps(
             {"schema": schema_version(), "label_first": label_first, "detected": detected, "scan_ns": scan_ns,
              "chunks": self._chunks, "snapshot": self._snapshot or None},
             MARSHAL_VERSION,
         )
-        self._file.write(header)
-        self._file.write(_TRAILER.pack(self._offset, len(header), zlib.crc32(header), MAGIC))
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        os.replace(self._tmp, self.path)
+        try:
+            self._file.write(header)
+            self._file.write(_TRAILER.pack(self._offset, len(header), _tag(self._key, header), MAGIC))
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            os.replace(self._tmp, self.path)
+        except OSError as exc:
+            self._give_up(exc)
+            return None
         return self.path
 
     def abort(self) -> None:
@@ -262,7 +369,10 @@ class CacheWriter:
         if self._file.closed and not os.path.exists(self._tmp):
             return
         try:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError:  # the buffered tail could not be flushed (a full disk): dropped anyway
+                pass
         finally:
             try:
                 os.unlink(self._tmp)
@@ -281,7 +391,7 @@ def open_cache(candidates: list[str]) -> CacheFile | None:
     """The newest valid index file among the candidates, else None (reasons logged)."""
     best: CacheFile | None = None
     for path in candidates:
-        if not os.path.exists(path):
+        if not os.path.lexists(path):
             continue
         try:
             found = CacheFile.open(path)
@@ -297,33 +407,47 @@ def open_cache(candidates: list[str]) -> CacheFile | None:
     return best
 
 
-_TMP_PREFIX = ".index-"
-_STALE_TMP_SECONDS = 3600
+_TMP_PREFIX = ".index-"  # then the writer's process id and mkstemp's random part
+_STALE_TMP_SECONDS = 3600  # any writer's unfinished file this old is abandoned
+_DEAD_TMP_SECONDS = 10  # one whose writer (on this machine) is gone is abandoned sooner
 
 
 def _sweep(folder: str) -> None:
-    """Remove unfinished index files that a killed process left over an hour ago."""
+    """Remove unfinished index files killed writers left: only our own names, only regular files
+    of this user, only old ones (over an hour, or over ``_DEAD_TMP_SECONDS`` when the process id
+    in the name is not running)."""
     try:
         names = os.listdir(folder)
     except OSError:
         return
-    old = time.time() - _STALE_TMP_SECONDS
+    now = time.time()
     for name in names:
-        if name.startswith(_TMP_PREFIX) and name.endswith(".tmp"):
-            full = os.path.join(folder, name)
-            try:
-                if os.stat(full).st_mtime < old:
-                    os.unlink(full)
-            except OSError:
-                pass
-
-
-def _ignore_in_git(folder: str) -> None:
-    """Keep the cache folder out of version control (as pytest does for .pytest_cache)."""
-    marker = os.path.join(folder, ".gitignore")
-    if not os.path.exists(marker):
+        if not (name.startswith(_TMP_PREFIX) and name.endswith(".tmp")):
+            continue
+        full = os.path.join(folder, name)
         try:
-            with open(marker, "w", encoding="utf-8") as fh:
-                fh.write("# Created by vaultlens: its persistent index, safe to delete.\n*\n")
+            st = os.lstat(full)
+            if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+                continue
+            age = now - st.st_mtime
+            pid = name[len(_TMP_PREFIX):].split("-", 1)[0]
+            dead = pid.isdigit() and not _running(int(pid))
+            if age > _STALE_TMP_SECONDS or (dead and age > _DEAD_TMP_SECONDS):
+                os.unlink(full)
         except OSError:
             pass
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    if os.name == "nt":
+        return True  # no cheap check: leave it to the hour
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: running
+        return True
+    return True
+

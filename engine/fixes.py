@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from .edits import Change, alias_fix, anchor_fixes, create_page, relink_to
 from .model import Span
 from .navigate import find_block, find_heading
+from .scan import OutsideVault, confined_path
 from .vault import Vault
 
 
@@ -55,6 +56,8 @@ def quick_fixes(
             continue
         if res.path is None:
             made = create_page(vault, path, link, new_page_folder) if create else None
+            if made is not None and vault.root and not _resolves_inside(vault.root, made[0]):
+                made = None  # its folder is a symbolic link out of the vault: never offered
             if made is not None:
                 new_path, change = made
                 out.append(Fix(f"Create page “{link.target}” ({new_path})", "unresolved-link", link.span, change, True))
@@ -76,3 +79,13 @@ def quick_fixes(
             for name, edit in anchor_fixes(vault, path, link, res.path, text):
                 out.append(Fix(f"Link to {'heading ' if broken_heading else 'block '}“{name}”", code, link.span, Change(edits=(edit,))))
     return tuple(out)
+
+
+def _resolves_inside(root: str, rel: str) -> bool:
+    """Whether ``rel`` lands inside the vault once every symbolic link on the way is followed
+    (where it resolves, not what its text says)."""
+    try:
+        confined_path(root, rel)
+    except OutsideVault:
+        return False
+    return True

@@ -20,6 +20,7 @@ import logging
 import marshal
 import os
 import queue
+import stat
 import subprocess
 import sys
 import threading
@@ -75,11 +76,12 @@ def excluded(rel: str, globs: Iterable[str]) -> bool:
 def list_pages(root: str, exclude: Iterable[str] = (), *, stats: bool = False) -> Listing:
     """Every page under ``root``, sorted by path, confined to the vault.
 
-    With ``stats``, ``Listing.stats`` has each page's ``(size, mtime_ns)``, taken before any
-    page is read (what the persistent index is checked against).
+    With ``stats``, ``Listing.stats`` has each page's ``(size, mtime_ns, ctime_ns, inode)``
+    (what git's index keys on), taken before any page is read (what the persistent index is
+    checked against).
     """
     exclude = tuple(exclude)
-    found_stats: dict[str, tuple[int, int]] = {}
+    found_stats: dict[str, tuple[int, int, int, int]] = {}
     real_root = os.path.realpath(root)
     seen_dirs: set[str] = set()
     paths: list[str] = []
@@ -121,7 +123,7 @@ def list_pages(root: str, exclude: Iterable[str] = (), *, stats: bool = False) -
                         st = entry.stat()
                     except OSError:  # vanished meanwhile: reading it will tell
                         continue
-                    found_stats[rel] = (st.st_size, st.st_mtime_ns)
+                    found_stats[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     paths.sort()
     return Listing(tuple(paths), tuple(warnings), found_stats)
 
@@ -142,10 +144,27 @@ def confined_path(root: str, rel: str) -> str:
 
 
 def read_bytes(root: str, rel: str) -> bytes:
-    """A file's bytes, confined to the vault: raises OSError when it is gone or unreadable, and
-    OutsideVault (an OSError) when ``rel`` or a symbolic link on the way leads outside."""
-    with open(confined_path(root, rel), "rb") as fh:
-        return fh.read(MAX_READ_BYTES + 1)
+    """A file's bytes, confined to the vault: raises OSError when it is gone or unreadable (or
+    not a regular file: a FIFO or a device is never waited on), and OutsideVault (an OSError)
+    when ``rel`` or a symbolic link on the way leads outside."""
+    return _read_regular(confined_path(root, rel))
+
+
+class NotRegularFile(OSError):
+    """A FIFO, socket or device where a file was expected: never read (it could block forever)."""
+
+
+def open_regular(path: str) -> int:
+    """A read-only descriptor for the regular file at ``path``: opened without blocking (a FIFO
+    with no writer would hang ``open``), then checked with ``fstat``; NotRegularFile otherwise."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _read_listed(root: str, rel: str, size: int = -1) -> bytes:
@@ -156,8 +175,12 @@ def _read_listed(root: str, rel: str, size: int = -1) -> bytes:
     hold instead makes every read allocate (and hand back) 64 MB, 20 us a page, a sixth of
     parsing one. A file that changed size meanwhile is still read whole, up to that most.
     """
+    return _read_regular(os.path.join(root, rel), size)
+
+
+def _read_regular(path: str, size: int = -1) -> bytes:
     limit = MAX_READ_BYTES + 1
-    fd = os.open(os.path.join(root, rel), os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    fd = open_regular(path)
     try:
         want = min(size + 1, limit) if size >= 0 else limit
         data = os.read(fd, want)
@@ -225,11 +248,11 @@ GROUP_PAGES = 250  # pages per parse task and per stored chunk
 PARALLEL_MIN_PAGES = 1500  # fewer pages parse faster in-process than worker start-up costs
 ENV_WORKERS = "VAULTLENS_WORKERS"  # worker processes for cold parsing; 0 or 1: parse in-process
 
-Manifest = tuple[tuple[str, int, int, bytes], ...]  # (path, size, mtime_ns, content hash) per page
+Manifest = tuple[tuple[str, int, int, int, int, bytes], ...]  # (path, size, mtime_ns, ctime_ns, inode, content hash)
 Pairs = list[tuple[Page, PageFields]]
 
 
-def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int] | None], label_first: bool
+def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, int, int] | None], label_first: bool
                 ) -> tuple[bytes, dict[str, Any], Manifest]:
     """Read, parse and index a group of pages: ``(records, part, manifest)``.
 
@@ -239,7 +262,7 @@ def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int] 
     """
     records: list[tuple[Any, Any]] = []
     pairs: Pairs = []
-    manifest: list[tuple[str, int, int, bytes]] = []
+    manifest: list[tuple[str, int, int, int, int, bytes]] = []
     for rel, stat in zip(rels, stats):
         try:
             data = _read_listed(root, rel, stat[0] if stat is not None else -1)
@@ -248,13 +271,13 @@ def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int] 
         except OSError as exc:
             page = _with_problem(parse_page(rel, b"", label_first=label_first),
                                  Problem("unreadable", f"cannot read this file: {exc.strerror or exc}", 0))
-            key = (rel, -1, -1, b"")  # never valid: tried again next time
+            key = (rel, -1, -1, -1, -1, b"")  # never valid: tried again next time
         else:
             page = parse_page(rel, data, label_first=label_first)
-            size, mtime_ns = stat if stat is not None else (-1, -1)
+            size, mtime_ns, ctime_ns, inode = stat if stat is not None else (-1, -1, -1, -1)
             if size != len(data):  # changed since it was listed: keep it, but not as this stat
-                size, mtime_ns = len(data), -1
-            key = (rel, size, mtime_ns, content_hash(data))
+                size, mtime_ns, ctime_ns, inode = len(data), -1, -1, -1
+            key = (rel, size, mtime_ns, ctime_ns, inode, content_hash(data))
         fields_record = encode_fields(page_fields(page))
         records.append((encode_page(page), fields_record))
         pairs.append((page, decode_fields(fields_record)))  # interned tokens for the part's keys
@@ -306,16 +329,22 @@ def serve_worker() -> None:  # pragma: no cover - runs in worker processes
     gc.disable()  # a group's objects are freed by reference counting; nothing forms cycles
     inp = sys.stdin.buffer
     while True:
-        head = inp.read(8)
-        if len(head) < 8:
-            return
-        root, rels, stats, label_first = marshal.loads(inp.read(int.from_bytes(head, "little")))
+        try:
+            head = inp.read(8)
+            if len(head) < 8:
+                return
+            root, rels, stats, label_first = marshal.loads(inp.read(int.from_bytes(head, "little")))
+        except (OSError, ValueError, EOFError, KeyboardInterrupt):
+            os._exit(0)  # the parent is gone (killed, or cut the pipe): nothing to say, nobody to say it to
         try:
             reply = marshal.dumps((True, *parse_group(root, rels, stats, label_first)), MARSHAL_VERSION)
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which parses in-process
             reply = marshal.dumps((False, f"{type(exc).__name__}: {exc}"), MARSHAL_VERSION)
-        out.write(len(reply).to_bytes(8, "little") + reply)
-        out.flush()
+        try:
+            out.write(len(reply).to_bytes(8, "little") + reply)
+            out.flush()
+        except (OSError, KeyboardInterrupt):  # BrokenPipeError: the parent died mid-load
+            os._exit(0)
 
 
 def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.SimpleQueue, task) -> None:
@@ -538,22 +567,25 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
     for chunk in stored.chunks if stored is not None else ():
         keep: list[int] = []
         manifest = []
-        for i, (path, size, mtime_ns, digest) in enumerate(chunk.manifest):
+        for i, (path, size, mtime_ns, ctime_ns, inode, digest) in enumerate(chunk.manifest):
             now = stats.get(path)
             if path in seen:
                 duplicated = True
                 continue
             valid = now is not None and now[0] == size
-            if valid and (now[1] != mtime_ns or mtime_ns >= stored.scan_ns - RACY_NS):  # type: ignore[union-attr]
+            # git's rule: trusted by stat only when size, mtime, ctime and inode all match and the
+            # file's mtime is not within RACY_NS of the scan that stored it (git's racy rule); else hashed.
+            same_stat = valid and now[1:] == (mtime_ns, ctime_ns, inode)  # type: ignore[index]
+            if valid and (not same_stat or mtime_ns >= stored.scan_ns - RACY_NS):  # type: ignore[union-attr]
                 valid = _same_content(root, path, digest, size)
                 # Store the new stat, or a scan time after which this entry is trusted by stat.
-                changed = changed or now[1] != mtime_ns or now[1] < scan_ns - RACY_NS
+                changed = changed or not same_stat or now[1] < scan_ns - RACY_NS  # type: ignore[index]
             if not valid:
                 stale.append(path)
                 continue
             seen.add(path)
             keep.append(i)
-            manifest.append((path, now[0], now[1], digest))  # type: ignore[index]
+            manifest.append((path, *now, digest))  # type: ignore[misc]
         plans.append((chunk, keep, tuple(manifest)))
     to_parse = [p for p in listing.paths if p not in seen]
     changed = changed or bool(stale) or bool(to_parse)

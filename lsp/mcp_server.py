@@ -223,7 +223,7 @@ class LiveVault(VaultSync):
             self.polling = True
 
     def _stat_all(self) -> dict[str, tuple[int, int]]:
-        stamps: dict[str, tuple[int, int]] = {}
+        stamps: dict[str, tuple[int, int, int, int]] = {}
         if self._root_identity() is None:
             return stamps
         for rel in (*list_pages(self.root, self.exclude).paths, VOCABULARY_FILE):
@@ -231,7 +231,7 @@ class LiveVault(VaultSync):
                 st = os.stat(os.path.join(self.root, rel))
             except OSError:
                 continue
-            stamps[rel] = (st.st_mtime_ns, st.st_size)
+            stamps[rel] = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)  # ctime: an edit keeping size and mtime
         return stamps
 
     def _poll(self) -> None:

@@ -5,6 +5,10 @@ then ``workspace/configuration`` (section ``vaultlens``). Keys may be camelCase 
 flat (``linkStyle``) or in sections (``completion.linkStyle``). A bad value is reported as a
 warning and the previous value kept. ``.obsidian/app.json`` supplies the new-note and
 attachment folders.
+
+Where vaultlens writes (``cache.location``) comes from the user only: ``initializationOptions``,
+``workspace/configuration`` or ``VAULTLENS_CACHE_DIR``; a vault's ``.vaultlens.toml`` is someone
+else's file (a cloned vault), so the key is ignored there, with a warning.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ class Settings:
     code_lens_enabled: bool = True
     new_page_folder: str | None = None  # None: the .obsidian/app.json new-note folder
     cache_enabled: bool = True  # the persistent index of parsed pages (engine/cache.py)
-    cache_location: str = "user"  # "user" (user cache folder), "vault" (<vault>/.vaultlens/) or a folder
+    cache_location: str = "user"  # "user" (user cache folder) or a folder; never from the vault's file
 
     @property
     def create_folder(self) -> str:
@@ -139,7 +143,9 @@ def _coerce(name: str, value: Any) -> Any:
         return value
     if name == "cache_location":
         if not isinstance(value, str) or not value.strip():
-            raise ValueError('"user", "vault" or a folder path')
+            raise ValueError('"user" or a folder path')
+        if value.strip() == "vault":
+            raise ValueError('"user" or a folder path outside the vault ("vault" is no longer offered: an index kept in a vault travels with it)')
         return value.strip()
     if not isinstance(value, str):
         raise ValueError("a folder path")
@@ -161,6 +167,9 @@ def merge(base: Settings, data: Any, source: str) -> tuple[Settings, list[str]]:
         key = key.removeprefix("vaultlens_")
         name = _ALIASES.get(key)
         if name is None:
+            continue
+        if name == "cache_location" and source == SETTINGS_FILE:
+            warnings.append(f"{source}: {key} ignored: where vaultlens writes is set in your editor or VAULTLENS_CACHE_DIR, never by the vault")
             continue
         try:
             changes[name] = _coerce(name, value)

@@ -321,12 +321,12 @@ async def _pull_configuration(ls: VaultServer) -> None:
 # --- following the files of an edit -----------------------------------------------------------
 
 
-def _stamp(path: str) -> tuple[int, int] | None:
+def _stamp(path: str) -> tuple[int, int, int, int] | None:
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size)
+    return (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)  # as git: an edit that keeps size and mtime moves ctime
 
 
 def follow_disk(ls: VaultServer, state: VaultState, change: Change) -> None:

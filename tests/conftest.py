@@ -35,6 +35,7 @@ if not os.environ.get("VAULTLENS_CACHE_DIR"):
 
     _CACHE_DIR = tempfile.mkdtemp(prefix="vaultlens-test-index-")
     os.environ["VAULTLENS_CACHE_DIR"] = _CACHE_DIR
+    os.environ["XDG_CACHE_HOME"] = _CACHE_DIR  # and the per-user index key (engine/cache.user_key)
     atexit.register(shutil.rmtree, _CACHE_DIR, True)
 
 import pytest  # noqa: E402

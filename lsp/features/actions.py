@@ -16,6 +16,7 @@ from lsprotocol import types
 
 from vaultlens.engine.fixes import quick_fixes
 from vaultlens.engine.model import Span
+from vaultlens.engine.scan import OutsideVault, confined_path
 
 from ..server import VaultServer
 from ..sync import follow_disk
@@ -51,8 +52,10 @@ def register(server: VaultServer) -> None:
         )
         out = []
         for fix in fixes:
-            if any(os.path.exists(state.abs(path)) for path in fix.change.creates):
+            if any(os.path.lexists(state.abs(path)) for path in fix.change.creates):
                 continue  # a file the index does not hold (excluded, not a page): never overwrite it
+            if not all(_inside(state, path) for path in fix.change.creates):
+                continue  # its folder resolves outside the vault (a symbolic link): never offered
             diagnostics = [
                 d for d in params.context.diagnostics
                 if d.code == fix.code and (d.range.start.line, d.range.start.character) == (fix.span.start_line, fix.span.start_char)
@@ -69,3 +72,12 @@ def register(server: VaultServer) -> None:
                 )
             )
         return out
+
+
+def _inside(state, rel: str) -> bool:
+    """Whether ``rel`` resolves inside the vault, every symbolic link on the way followed."""
+    try:
+        confined_path(state.root, rel)
+    except OutsideVault:
+        return False
+    return True
