@@ -143,9 +143,10 @@ async def test_a_huge_word_and_a_huge_query_are_bounded_in_the_cli(vault: Path):
     done = await asyncio.to_thread(
         subprocess.run, [sys.executable, "-c", probe, str(vault)], input=requests, capture_output=True,
                           text=True, cwd=str(REPO), env=SERVER_ENV, timeout=120)
+    said = f"exit {done.returncode}; stdout {done.stdout[:500]!r}; stderr {done.stderr[-2000:]!r}"
     answers = [json.loads(line) for line in done.stdout.splitlines()]
-    assert len(answers) == 2 and all(a["query_plan"]["truncated"] for a in answers), done.stderr[-2000:]
-    assert int(done.stderr.split()[-1]) / 1024 < PEAK_MB
+    assert len(answers) == 2 and all(a["query_plan"]["truncated"] for a in answers), said
+    assert int(done.stderr.split()[-1]) / 1024 < PEAK_MB, said
 
 
 async def test_a_huge_word_and_a_huge_query_are_bounded_in_the_mcp_server(vault: Path):
