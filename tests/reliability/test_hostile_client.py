@@ -24,7 +24,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 HUGE_WORD = "q" + "zxcvbnmlkj" * 100_000  # one 1 MB word no page holds
 MANY_TERMS = " ".join(f"w{i}x" for i in range(10_000))  # 10,000 distinct terms
 # The process's whole peak resident size after the hostile requests: the old code took 4.6 GB for
-# an 8,000-letter word and 23.8 GB for 1 MB. Alone the CLI peaks near 150 MB; within a whole-suite
+# an 8,000-letter word and 23.8 GB for 1 MB. Alone the CLI stays under 400 MB; within a whole-suite
 # run it was seen at 491 MB once (not explained yet), so the bound is 1 GB.
 PEAK_MB = 1024
 
