@@ -59,18 +59,15 @@ async def mcp_session(root: Path, *flags: str, mode: str = "auto") -> AsyncItera
         yield client
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def client(shared_vault: Path) -> AsyncIterator[Client]:
-    """One session on ``shared_vault`` for the read-only tests (which never write to it).
-
-    A task of its own enters and leaves the session: the SDK's anyio scopes must close in the
-    task that opened them, and a fixture's set-up and tear-down run in different tasks.
-    """
+async def session_in_own_task(root: Path) -> AsyncIterator[Client]:
+    """A session on ``root`` for a fixture to yield: a task of its own enters and leaves it, since
+    the SDK's anyio scopes must close in the task that opened them, and a fixture's set-up and
+    tear-down run in different tasks."""
     ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
     done = asyncio.Event()
 
     async def own() -> None:
-        async with mcp_session(shared_vault) as client:
+        async with mcp_session(root) as client:
             ready.set_result(client)
             await done.wait()
 
@@ -81,6 +78,13 @@ async def client(shared_vault: Path) -> AsyncIterator[Client]:
     yield ready.result()
     done.set()
     await owner
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def client(shared_vault: Path) -> AsyncIterator[Client]:
+    """One session on ``shared_vault`` for the read-only tests (which never write to it)."""
+    async for session in session_in_own_task(shared_vault):
+        yield session
 
 
 async def cli(root: Path, *args: str) -> tuple[int, str, str]:

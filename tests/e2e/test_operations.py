@@ -22,7 +22,7 @@ import pytest_asyncio
 from e2e_support import REPO, SERVER_ENV, to_plain
 from pygls.exceptions import JsonRpcInvalidParams
 from pytest_lsp import LanguageClient
-from test_mcp import error_text, mcp_session, payload  # skips this module without the MCP SDK
+from test_mcp import error_text, payload, session_in_own_task  # skips this module without the MCP SDK
 
 from vaultlens.engine.cli import build_parser
 from vaultlens.engine.embed import unavailable
@@ -122,22 +122,9 @@ async def jsonl(root: Path, requests: list[dict[str, Any]]) -> list[dict[str, An
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def mcp(shared_vault: Path) -> AsyncIterator[Any]:
-    """One MCP session on ``shared_vault`` (entered and left in one task, as the SDK requires)."""
-    ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    done = asyncio.Event()
-
-    async def own() -> None:
-        async with mcp_session(shared_vault) as client:
-            ready.set_result(client)
-            await done.wait()
-
-    owner = asyncio.create_task(own())
-    await asyncio.wait({owner, ready}, return_when=asyncio.FIRST_COMPLETED)
-    if owner.done():
-        owner.result()
-    yield ready.result()
-    done.set()
-    await owner
+    """One MCP session on ``shared_vault``."""
+    async for session in session_in_own_task(shared_vault):
+        yield session
 
 
 async def test_the_cases_cover_every_parameter_of_every_operation():
