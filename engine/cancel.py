@@ -46,8 +46,13 @@ def watching(check: Callable[[], None]) -> Iterator[None]:
         _CHECK.reset(token)
 
 
-def every(items: Iterable[T], batch: int = 128) -> Iterator[T]:
-    """``items``, with a ``checkpoint()`` before each batch of ``batch`` of them."""
+def every(items: Iterable[T], batch: int = 128) -> Iterable[T]:
+    """``items``, with a ``checkpoint()`` before each batch of ``batch`` of them (``items``
+    itself when nobody watches: the CLI's loops pay nothing)."""
+    return items if _CHECK.get() is None else _every(items, batch)
+
+
+def _every(items: Iterable[T], batch: int) -> Iterator[T]:
     for n, item in enumerate(items):
         if not n % batch:
             checkpoint()
