@@ -45,6 +45,7 @@ class _Call:
         self.fn = fn
         self.preemptible = preemptible
         self.stop: str | None = None  # set from the loop; read by the worker at checkpoints
+        self.thread: threading.Thread | None = None  # the thread running it
 
     def check(self) -> None:
         if self.stop == CANCEL or self.stop == PREEMPT and self.preemptible:
@@ -64,6 +65,7 @@ class Worker:
         with self.cond:
             if call.stop == CANCEL:
                 raise Stop(CANCEL)
+            call.thread = threading.current_thread()
             self.running = call
         try:
             with watching(call.check):
@@ -95,7 +97,7 @@ class Worker:
         and wait for it (or, past its preemption limit, for its end)."""
         with self.cond:
             call = self.running
-            if call is None:
+            if call is None or threading.current_thread() is call.thread:  # a call never waits for itself
                 return
             if call.stop is None:
                 call.stop = PREEMPT
