@@ -76,9 +76,9 @@ def _search(source: Source, query: str, *, sort: str = "score", no_timing: bool 
     if sort not in SORTS:
         raise ValueError('"sort" must be ' + " or ".join(f'"{s}"' for s in SORTS))
     root = source.root
-    scopes = user_scopes(root)
-    parsed = parse_query(query, **options, users_folder=scopes.folder, include_users=scopes.include,
-                         mtime_of=lambda rel: file_mtime(root, rel))
+    parsed = parse_query(query, **options, mtime_of=lambda rel: file_mtime(root, rel))
+    scopes = user_scopes(root)  # the vault's [users] settings (engine/users.py)
+    parsed = replace(parsed, users_folder=scopes.folder, include_users=scopes.include)
     if not parsed.terms:
         from .retrieve import listing
 

@@ -56,8 +56,8 @@ class Query:
     operators: tuple[tuple[str, str], ...] = ()
     context: str | None = None
     user: str | None = None  # --user: other users' pages are left out (engine/users.py)
-    users_folder: str = "users"  # where the users' folders are
-    include_users: bool = True  # without a user: whether users' pages are searched
+    users_folder: str = "users"  # where the users' folders are (the vault's setting: ops.search sets it)
+    include_users: bool = True  # without a user: whether users' pages are searched (idem)
     truncated: tuple[str, ...] = ()  # what the caps above cut, one sentence each
     mtime_of: Callable[[str], float | None] | None = field(default=None, compare=False, hash=False)
 
@@ -130,8 +130,6 @@ def parse_query(
     operators: bool = True,
     context: str | None = None,
     user: str | None = None,
-    users_folder: str = "users",
-    include_users: bool = True,
     now: dt.datetime | None = None,
     mtime_of: Callable[[str], float | None] | None = None,
 ) -> Query:
@@ -231,8 +229,6 @@ def parse_query(
         operators=tuple(kept),
         context=context.strip() if context and context.strip() else None,
         user=user,
-        users_folder=users_folder,
-        include_users=include_users,
         truncated=tuple(truncated),
         mtime_of=mtime_of,
     )
