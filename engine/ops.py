@@ -19,6 +19,7 @@ from .query import RANKS, TIME_FIELD_NAMES, parse_query
 from .render import score_text, search_payload, vault_name
 from .scan import file_mtime
 from .search import search as ranked_search
+from .users import user_scopes
 
 # ``retrieve`` (and the regex package) load when an operation other than search runs, so that
 # ``vaultlens search`` starts as fast as it did before the operations were declared here.
@@ -76,6 +77,8 @@ def _search(source: Source, query: str, *, sort: str = "score", no_timing: bool 
         raise ValueError('"sort" must be ' + " or ".join(f'"{s}"' for s in SORTS))
     root = source.root
     parsed = parse_query(query, **options, mtime_of=lambda rel: file_mtime(root, rel))
+    scopes = user_scopes(root)  # the vault's [users] settings (engine/users.py)
+    parsed = replace(parsed, users_folder=scopes.folder, include_users=scopes.include)
     if not parsed.terms:
         from .retrieve import listing
 
@@ -91,6 +94,10 @@ def _search(source: Source, query: str, *, sort: str = "score", no_timing: bool 
 
             every = ranked_search(source.vault, replace(parsed, limit=0), arm)
             payload = search_payload(source.vault, parsed, reorder(every, parsed, sort)[: parsed.limit])
+    if parsed.user is not None or not parsed.include_users:  # the scope, said (engine/users.py)
+        plan = payload.setdefault("query_plan", {"terms": list(parsed.terms)})
+        plan["users"] = {"user": parsed.user, "folder": parsed.users_folder,
+                         "left_out": "other users' pages" if parsed.user is not None else "every user's pages"}
     if timing_wanted(no_timing):
         payload["time"] = round(time.perf_counter() - started, 6)
     return payload
@@ -202,6 +209,8 @@ hit, or follow `related`/`links` to the pages around it.""",
         Param("context", str, "The page being worked on (path, title, alias or [[link]]): hits one link away from it "
               "get a context-edge point, and the result's query_plan names it.", page=True, metavar="PAGE",
               expects="a page (path, title, alias, [[link]]) or a document URI"),
+        Param("user", str, "Search as this user: the shared pages and this user's own (under users/ID/, or named "
+              "user.ID.*); other users' pages are left out.", metavar="ID"),
     ),
     run=_search,
     result="SearchResult",

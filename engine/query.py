@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from .model import Page
 from .text import query_terms, tokenize
 from .timeparse import TimeError, parse_bound, parse_time
+from .users import check_user, page_owner
 
 RANKS = ("default", "hybrid")  # the ranking modes: see README.md, Ranking
 
@@ -54,6 +55,9 @@ class Query:
     hints: bool = False
     operators: tuple[tuple[str, str], ...] = ()
     context: str | None = None
+    user: str | None = None  # --user: other users' pages are left out (engine/users.py)
+    users_folder: str = "users"  # where the users' folders are (the vault's setting: ops.search sets it)
+    include_users: bool = True  # without a user: whether users' pages are searched (idem)
     truncated: tuple[str, ...] = ()  # what the caps above cut, one sentence each
     mtime_of: Callable[[str], float | None] | None = field(default=None, compare=False, hash=False)
 
@@ -125,6 +129,7 @@ def parse_query(
     hints: bool = False,
     operators: bool = True,
     context: str | None = None,
+    user: str | None = None,
     now: dt.datetime | None = None,
     mtime_of: Callable[[str], float | None] | None = None,
 ) -> Query:
@@ -138,6 +143,8 @@ def parse_query(
                         ("context", context)):
         if value is not None and not isinstance(value, str):
             raise ValueError(f'"{name}" must be a string')
+    if user is not None:
+        user = check_user(user)
     if rank not in RANKS:
         raise ValueError('"rank" must be ' + " or ".join(f'"{r}"' for r in RANKS))
     time_field = TIME_FIELD_ALIASES.get(time_field, time_field) if isinstance(time_field, str) else time_field
@@ -221,6 +228,7 @@ def parse_query(
         hints=hints,
         operators=tuple(kept),
         context=context.strip() if context and context.strip() else None,
+        user=user,
         truncated=tuple(truncated),
         mtime_of=mtime_of,
     )
@@ -287,12 +295,16 @@ def _has_term(page: Page, term: str) -> bool:
 
 def passes_filters(page: Page, query: Query) -> bool:
     """Whether a page is a candidate under the query's filters (all of them must hold): type,
-    folder, tag, time, frontmatter ``where`` pairs, required phrases and excluded terms."""
+    user scope, folder, tag, time, frontmatter ``where`` pairs, required phrases and excluded terms."""
     if query.type is not None and page.type != query.type:
         return False
     scopes = query.folders or ((query.folder,) if query.folder is not None else ())
     if scopes and "" not in scopes:
         if not any(page.path.startswith(f + "/") for f in scopes):
+            return False
+    if query.user is not None or not query.include_users:  # per-user scopes: another user's page is out
+        owner = page_owner(page.path, query.users_folder)
+        if owner is not None and owner != (query.user or "").casefold():
             return False
     if query.tag is not None:
         want = query.tag

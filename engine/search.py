@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import replace
 
+from .cancel import checkpoint, every
 from .fields import PageFields
 from .graph import walk_typed_edges
 from .hybrid import VectorArm, arm_depth, hybrid_search
@@ -34,13 +35,14 @@ def rank(vault: Vault, query: Query, limit: int = 0, *, explain: bool = True) ->
     pages = vault.pages
     fields = vault.fields
     found_in = candidates(vault, query, plan)
+    checkpoint()  # a caller on a worker thread may stop the search here and between batches
     context = context_page(vault, query)
     near = near_pages(vault, context) if context is not None else set()
     if prunes(query, limit, len(found_in)):
         scored = top_components(vault, query, plan, found_in, limit, near)
     else:
         scored = {}
-        for path in found_in:
+        for path in every(found_in):
             page = pages[path]
             if not passes_filters(page, query):
                 continue
@@ -86,7 +88,7 @@ def rank(vault: Vault, query: Query, limit: int = 0, *, explain: bool = True) ->
         (-score_of(c[3] for c in found), pages[path].title.casefold(), path) for path, found in scored.items()
     ]
     order = heapq.nsmallest(limit, order) if 0 < limit < len(order) else sorted(order)
-    hits = [Hit(pages[path], to_matches(scored[path]) if explain else (), -neg, "") for neg, _title, path in order]
+    hits = [Hit(pages[path], to_matches(scored[path]) if explain else (), -neg, "") for neg, _title, path in every(order)]
     return hits, graph_only
 
 
@@ -113,7 +115,7 @@ def search(vault: Vault, query: Query, vectors: VectorArm | None = None) -> tupl
         hits = [h for h in hits if h.score >= query.min_score]
     return tuple(
         hit if hit.page.path in graph_only else replace(hit, snippet=make_snippet(hit.page, hit.matched))
-        for hit in hits
+        for hit in every(hits, 32)
     )
 
 

@@ -13,7 +13,8 @@ file watcher, or polling). It owns the rules the two must agree on:
   page go back in time.
 
 Every update is one synchronous step; callers run it where no request can see half of it (the
-language server's event loop, the MCP server's lock).
+language server's event loop, the MCP server's lock). Each public update first calls
+``before_change`` (the language server's ``lsp/worker.py`` stops a search reading the vault there).
 
 Must not: import pygls, lsprotocol or the MCP SDK (both servers import this), or talk to a client.
 """
@@ -69,6 +70,7 @@ class VaultSync:
     open_docs: set[str] = field(default_factory=set)
     loading: bool = False
     changed_while_loading: set[str] = field(default_factory=set)
+    before_change: Callable[[], None] = field(default=lambda: None, repr=False)  # called before every update
 
     # --- paths ------------------------------------------------------------------------------
 
@@ -96,6 +98,7 @@ class VaultSync:
 
     def buffer_changed(self, rel: str, text: str) -> Applied:
         """The open buffer's text is page ``rel`` until it closes (the vocabulary's, the vocabulary)."""
+        self.before_change()
         if rel == VOCABULARY_FILE:
             self.vault.set_vocabulary(parse_vocabulary(text))
             return Applied(Effect.VOCABULARY)
@@ -108,6 +111,7 @@ class VaultSync:
 
     def buffer_closed(self, rel: str) -> Applied:
         """The buffer of ``rel`` closed: the page is the disk's again."""
+        self.before_change()
         self.open_docs.discard(rel)
         if not is_page_path(rel):
             return Applied(Effect.NONE)
@@ -119,6 +123,7 @@ class VaultSync:
 
     def disk_changed(self, rel: str) -> Applied:
         """A file or folder at ``rel`` was created, changed, deleted or moved on disk."""
+        self.before_change()
         if rel == VOCABULARY_FILE:
             self.vault.set_vocabulary(load_vocabulary(self.root))
             return Applied(Effect.VOCABULARY)
@@ -174,6 +179,7 @@ class VaultSync:
         The open buffers' pages are carried over first (re-parsed from ``buffer_text(rel)`` when
         the link order changed), then the pages re-read from disk while it loaded are re-read.
         """
+        self.before_change()
         old = self.vault
         for rel in sorted(self.open_docs):
             page = old.pages.get(rel)
@@ -196,6 +202,7 @@ class VaultSync:
     def forget_disk_pages(self, exclude: tuple[str, ...], label_first: bool) -> None:
         """The rules for pages changed: keep only the open buffers' pages until a new load swaps
         in the vault read under the new rules (a load still running is superseded)."""
+        self.before_change()
         self.exclude = exclude
         self.loading = False
         for path in list(self.vault.pages):

@@ -36,6 +36,7 @@ from .documents import VaultWorkspace
 from .live import VaultSync
 from .pygls_compat import ProtocolBase, check_pygls
 from .settings import Settings, load_vault_settings, merge
+from .worker import Worker
 from .transport import INVALID_REQUEST, PARSE_ERROR, SERVER_NOT_INITIALIZED, Unreadable, run_stdio
 
 INVALID_PARAMS = -32602
@@ -84,6 +85,7 @@ class VaultProtocol(ProtocolBase):
     def __init__(self, server, converter) -> None:
         super().__init__(server, converter)
         self.initialize_seen = False
+        self.vault_server = server
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):  # type: ignore[override]
@@ -106,6 +108,7 @@ class VaultProtocol(ProtocolBase):
             # changes are applied as they come; the version is only a label.
             log.warning("didChange for %s has version %d after version %d; applied in arrival order",
                         uri, version, doc.version)
+        self.vault_server.worker.quiesce()  # a search reading the buffers stops first (lsp/worker.py)
         yield from super().lsp_text_document__did_change(params)
 
     # --- receiving ------------------------------------------------------------------------------
@@ -240,6 +243,7 @@ class VaultServer(LanguageServer):
         self.init_options: Any = None
         self.client_settings: Any = None
         self.index_tasks: list[asyncio.Task] = []
+        self.worker = Worker()  # runs the long requests off the event loop (lsp/worker.py)
         # Set by lsp.transport while it dispatches a didChange whose document changes again
         # before the next request: apply the text, skip the re-parse.
         self.change_superseded = False
@@ -249,6 +253,10 @@ class VaultServer(LanguageServer):
     def start_io(self, stdin=None, stdout=None) -> int:  # type: ignore[override]
         """Serve over stdio with ``lsp.transport``'s loop; the process's exit code."""
         return run_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+
+    def shutdown(self) -> None:  # type: ignore[override]
+        self.worker.close()
+        super().shutdown()
 
     # --- settings -------------------------------------------------------------------------
 
@@ -269,7 +277,8 @@ class VaultServer(LanguageServer):
         if state is None:
             settings, warnings = self.settings_for(root)
             label_first = settings.link_order == "label-first"
-            state = VaultState(root, Vault(root, label_first=label_first), settings=settings, warnings=warnings)
+            state = VaultState(root, Vault(root, label_first=label_first), settings=settings, warnings=warnings,
+                               before_change=self.worker.quiesce)
             self.vaults[root] = state
         return state
 

@@ -70,6 +70,7 @@ def register(server: VaultServer) -> None:
         await _pull_configuration(ls)
         for state in list(ls.vaults.values()):
             state.use_settings(*ls.settings_for(state.root))
+            state.before_change()
             state.vault.label_first = state.settings.link_order == "label-first"
             ls.index_tasks.append(asyncio.create_task(index_vault(ls, state)))
 
@@ -104,6 +105,7 @@ def register(server: VaultServer) -> None:
         if found is not None:
             state, rel = found
             if rel == VOCABULARY_FILE:
+                state.before_change()
                 state.vault.set_vocabulary(load_vocabulary(state.root))
             elif rel == SETTINGS_FILE:
                 _reload_settings(ls, state)

@@ -18,35 +18,41 @@ def register(server: VaultServer) -> None:
     """Register ``workspace/symbol``."""
 
     @server.feature(types.WORKSPACE_SYMBOL)
-    def workspace_symbol(ls: VaultServer, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
-        out: list[types.WorkspaceSymbol] = []
-        for root in sorted(ls.vaults):
-            state = ls.vaults[root]
-            vault, limit = state.vault, state.settings.limit
-            if params.query.strip():
-                hits, _ = rank(vault, parse_query(params.query, prefix=True, limit=limit), limit, explain=False)
-                pages = [h.page for h in hits]
-            else:
-                pages = [vault.pages[p] for p in vault.sorted_paths()[:limit]]
-            for page in pages:
-                uri = path_to_uri(state.abs(page.path))
-                folder = page.path.rsplit("/", 1)[0] if "/" in page.path else ""
+    async def workspace_symbol(ls: VaultServer, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
+        # on the worker thread: typing goes on meanwhile (lsp/worker.py)
+        return await ls.worker.run(lambda: symbols(ls, params))
+
+
+def symbols(ls: VaultServer, params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
+    """The symbols of every vault for ``params.query``."""
+    out: list[types.WorkspaceSymbol] = []
+    for root in sorted(ls.vaults):
+        state = ls.vaults[root]
+        vault, limit = state.vault, state.settings.limit
+        if params.query.strip():
+            hits, _ = rank(vault, parse_query(params.query, prefix=True, limit=limit), limit, explain=False)
+            pages = [h.page for h in hits]
+        else:
+            pages = [vault.pages[p] for p in vault.sorted_paths()[:limit]]
+        for page in pages:
+            uri = path_to_uri(state.abs(page.path))
+            folder = page.path.rsplit("/", 1)[0] if "/" in page.path else ""
+            out.append(
+                types.WorkspaceSymbol(
+                    name=page.title,
+                    kind=types.SymbolKind.File,
+                    location=types.Location(uri=uri, range=ZERO_RANGE),
+                    container_name=folder or None,
+                )
+            )
+            for heading in matching_headings(page, params.query, vault.fields.get(page.path)):
                 out.append(
                     types.WorkspaceSymbol(
-                        name=page.title,
-                        kind=types.SymbolKind.File,
-                        location=types.Location(uri=uri, range=ZERO_RANGE),
-                        container_name=folder or None,
+                        name=f"{page.title} › {heading.text}",
+                        kind=types.SymbolKind.String,
+                        location=types.Location(uri=uri, range=to_lsp_range(heading.span)),
+                        container_name=page.title,
                     )
                 )
-                for heading in matching_headings(page, params.query, vault.fields.get(page.path)):
-                    out.append(
-                        types.WorkspaceSymbol(
-                            name=f"{page.title} › {heading.text}",
-                            kind=types.SymbolKind.String,
-                            location=types.Location(uri=uri, range=to_lsp_range(heading.span)),
-                            container_name=page.title,
-                        )
-                    )
-        return out
+    return out
 

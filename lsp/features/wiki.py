@@ -6,6 +6,8 @@ document URI, and a required page left out is the ``uri`` document itself (``wik
 with just ``{uri}`` gives the pages related to that document). The result is the object
 ``vaultlens NAME … --json`` prints, built by the same ``Operation.run``; pages are read from
 their open buffers first. Bad params and unanswerable requests are JSON-RPC InvalidParams.
+The operation runs on the server's worker thread (``lsp/worker.py``): the event loop keeps
+serving edits and other requests meanwhile, and ``$/cancelRequest`` answers RequestCancelled.
 """
 
 from __future__ import annotations
@@ -107,8 +109,9 @@ def handler(op: Operation) -> Callable[[VaultServer, Any], Awaitable[dict[str, A
         args, uri = arguments(op, params)
         state = await vault_for_request(ls, uri)
         _documents_as_paths(ls, state, op, args)
-        try:
-            return op.run(source(ls, state), **args)
+        found = source(ls, state)
+        try:  # on the worker thread: edits meanwhile stop and rerun it, a cancel ends it (lsp/worker.py)
+            return await ls.worker.run(lambda: op.run(found, **args))
         except ValueError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
 

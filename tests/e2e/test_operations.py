@@ -41,6 +41,7 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("search", {"query": "Compo", "prefix": True}),
     ("search", {"query": "graph rag", "since": "2025-05-15", "until": "2025-05-15"}),  # a date: the whole day
     ("search", {"query": "", "tag": "ai", "folder": ["ai/rag", "sources"], "sort": "updated"}),  # a listing
+    ("search", {"query": "compost", "user": "alice"}),  # a per-user scope (issue 22)
     ("search", {"query": "rag", "sort": "title", "limit": 3}),
     # OpenViking's names: after/before/node_limit are since/until/limit, updated_at is updated
     ("search", {"query": "retrieval", "after": "2020-01-01", "before": "2099-01-01", "node_limit": 3,

@@ -8,6 +8,7 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import {
   DidChangeConfigurationNotification,
@@ -22,6 +23,7 @@ import {
 
 import {
   commandLine,
+  chooseInstallSource,
   defaultVaultRoot,
   emptySearchMessage,
   expandHome,
@@ -117,8 +119,12 @@ class Vaultlens implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private installing: Promise<boolean> | undefined;
 
-  /** `storageDir`: the extension's global storage folder, where it installs the server when asked. */
-  constructor(private readonly storageDir: string) {
+  /** `storageDir`: the extension's global storage folder, where it installs the server when asked;
+   * `extensionDir`: the extension's own folder (its bundled server wheel is under `server/`). */
+  constructor(
+    private readonly storageDir: string,
+    private readonly extensionDir: string,
+  ) {
     this.status.name = "vaultlens";
     this.status.command = "vaultlens.search";
     this.disposables.push(this.output, this.status);
@@ -299,9 +305,19 @@ class Vaultlens implements vscode.Disposable {
     return this.installing;
   }
 
+  /** The server wheels bundled in the .vsix (`server/*.whl`, put there by `.ci/run`). */
+  private async bundledWheels(): Promise<string[]> {
+    const folder = path.join(this.extensionDir, "server");
+    try {
+      return (await fs.promises.readdir(folder)).filter((f) => f.endsWith(".whl")).map((f) => path.join(folder, f));
+    } catch {
+      return [];
+    }
+  }
+
   private async runInstall(): Promise<boolean> {
     const config = vscode.workspace.getConfiguration(SECTION);
-    const raw = (config.get<string>("server.installSource", "") ?? "").trim();
+    const raw = chooseInstallSource(config.get<string>("server.installSource", "") ?? "", await this.bundledWheels());
     const source = isLocalSource(raw) ? expandHome(raw, os.homedir()) : raw;
     const problem = installSourceProblem(source, exists);
     if (problem) {
@@ -613,7 +629,7 @@ async function insertLink(editor: vscode.TextEditor | undefined, link: string): 
 let extension: Vaultlens | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const vl = new Vaultlens(context.globalStorageUri.fsPath);
+  const vl = new Vaultlens(context.globalStorageUri.fsPath, context.extensionPath);
   extension = vl;
   context.subscriptions.push(
     vl,

@@ -341,13 +341,48 @@ export function installSourceProblem(source: string, exists: (p: string) => bool
     return (
       "vaultlens: to install the server, set vaultlens.server.installSource to where vaultlens comes from: " +
       "a checkout of the vaultlens repository (the folder holding pyproject.toml), a git URL " +
-      "(git+https://…/vaultlens.git), or a wheel file. This build of the extension names no source itself."
+      "(git+https://…/vaultlens.git), or a wheel file. This build of the extension bundles no wheel of the server."
     );
   }
   if (isLocalSource(source) && !exists(source)) {
     return `vaultlens: vaultlens.server.installSource is “${source}”, which does not exist on this machine.`;
   }
   return undefined;
+}
+
+/** The version in a vaultlens wheel's file name (`vaultlens-0.4.0-py3-none-any.whl`), as numbers; undefined for another file. */
+export function wheelVersion(file: string): number[] | undefined {
+  const found = /^vaultlens-(\d+(?:\.\d+)*)(?:[.-]?[A-Za-z][\w.]*)?-py3-none-any\.whl$/.exec(path.basename(file));
+  return found ? found[1].split(".").map(Number) : undefined;
+}
+
+/**
+ * What **Install or update server** installs from: the `vaultlens.server.installSource` setting when set,
+ * else the newest vaultlens wheel bundled in the extension (`bundledWheels`: paths of its `server/*.whl`),
+ * else "" (nothing to install from: `installSourceProblem` says what to set).
+ */
+export function chooseInstallSource(configured: string, bundledWheels: readonly string[]): string {
+  if (configured.trim()) {
+    return configured.trim();
+  }
+  let best: { file: string; version: number[] } | undefined;
+  for (const file of bundledWheels) {
+    const version = wheelVersion(file);
+    if (version && (!best || compareVersions(version, best.version) > 0 || (compareVersions(version, best.version) === 0 && file > best.file))) {
+      best = { file, version };
+    }
+  }
+  return best ? best.file : "";
+}
+
+function compareVersions(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) {
+      return d;
+    }
+  }
+  return 0;
 }
 
 /** One program run of the install (no shell: the arguments go as they are). */

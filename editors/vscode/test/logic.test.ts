@@ -13,6 +13,7 @@ import {
   formatNumber,
   Hit,
   Host,
+  chooseInstallSource,
   installPlan,
   installSourceProblem,
   isLocalSource,
@@ -265,6 +266,23 @@ describe("finding or installing the server", () => {
     assert.equal(findPython("/opt/py312/bin/python3.12", host(["/opt/py312/bin/python3.12", "/usr/bin/python3"])), "/opt/py312/bin/python3.12");
     assert.equal(findPython("/opt/none/python", host(["/usr/bin/python3"])), undefined);
     assert.equal(findPython("", host([])), undefined);
+  });
+
+  it("installs the setting's source, else the newest bundled wheel", () => {
+    const bundled = [
+      "/ext/server/vaultlens-0.9.0-py3-none-any.whl",
+      "/ext/server/vaultlens-0.10.1-py3-none-any.whl",
+      "/ext/server/vaultlens-0.10.0-py3-none-any.whl",
+      "/ext/server/notes.txt",
+      "/ext/server/other-9.0-py3-none-any.whl",
+    ];
+    assert.equal(chooseInstallSource("", bundled), "/ext/server/vaultlens-0.10.1-py3-none-any.whl");
+    assert.equal(chooseInstallSource("  ", bundled), "/ext/server/vaultlens-0.10.1-py3-none-any.whl");
+    assert.equal(chooseInstallSource(" ~/src/vaultlens ", bundled), "~/src/vaultlens");
+    assert.equal(chooseInstallSource("", ["/ext/server/vaultlens-1.0.dev0-py3-none-any.whl", "/ext/server/vaultlens-0.2-py3-none-any.whl"]),
+      "/ext/server/vaultlens-1.0.dev0-py3-none-any.whl");
+    assert.equal(chooseInstallSource("", []), "");
+    assert.equal(chooseInstallSource("", ["/ext/server/notes.txt"]), "");
   });
 
   it("needs an install source, and a local one that exists", () => {
