@@ -34,7 +34,7 @@ from pydantic import Field, ValidationError
 
 from vaultlens.engine import __version__, results
 from vaultlens.engine.cli import UsageError, resolve_vault
-from vaultlens.engine.render import dumps
+from vaultlens.engine.render import compact_dumps, dumps
 from vaultlens.engine.scan import list_pages, open_vault, read_bytes
 from vaultlens.engine.operation import Operation, Param, disk_source
 from vaultlens.engine.ops import OPERATIONS, SEARCH
@@ -53,8 +53,10 @@ WATCH_STEP_MS = 20  # ... and a burst ends after this long without a new change
 
 INSTRUCTIONS = """\
 vaultlens answers questions about one Obsidian-style Markdown vault (pages with YAML frontmatter,
-[[wikilinks]] and #tags). Rankings are deterministic and every point of a score is explained in
-`matched`. A good loop: `search` for the topic; `read` the best hits (level 0 or 1 to skim, 2 for
+[[wikilinks]] and #tags). Rankings are deterministic; a search hit lists the channels that gave
+its score the most points (`explain: full` gives every point in `matched`), and `hints` say
+whether the top hits answer the query (`sufficient`, `next_action`, `read`: the pages to read).
+A good loop: `search` for the topic; `read` the best hits (level 0 or 1 to skim, 2 for
 the whole file); follow `related` and `links` to neighbouring pages; use `grep` for exact strings
 and `glob` to list pages by path. Pages are named by vault-relative path, title, alias or
 [[link]]. Answers follow edits to the vault's files while the server runs. Each page is also a
@@ -301,9 +303,9 @@ def argument_errors(error: ValidationError) -> str:
 
 
 def _ok(payload: dict[str, Any]) -> CallToolResult:
-    """The result object as structured content, and as JSON text for clients that read only text."""
+    """The result object as structured content, and as compact JSON text for clients that read only text."""
     return CallToolResult(
-        content=[TextContent(type="text", text=dumps(payload))], structured_content=payload
+        content=[TextContent(type="text", text=compact_dumps(payload))], structured_content=payload
     )
 
 

@@ -27,7 +27,7 @@ def test_each_run_takes_exactly_the_declared_parameters():
         assert list(signature)[0] == "source", op.name
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.values()):
             own = {p.name for p in signature.values() if p.kind is inspect.Parameter.KEYWORD_ONLY}
-            assert own == {"sort", "no_timing"}  # search's own (order, timing), the rest go to parse_query
+            assert own == {"sort", "no_timing", "explain", "hints_threshold"}  # search's own: the rest go to parse_query
             # passed on to parse_query, but the aliases (given to their targets)
             aliases = {p.name for p in op.params if p.alias_for}
             assert op is SEARCH and set(names) - {"query"} - own - aliases == options
