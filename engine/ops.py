@@ -84,8 +84,8 @@ def timed(run: Any) -> Any:
 
 EXPLAIN_PARAM = Param(
     "explain", str, "How much of each hit's score breakdown to return: 'full' (every component in `matched`, "
-    "the ranking contract), 'summary' (`channels`: the 3 channels that gave the most points; `terms`: the 3 query "
-    "terms that did; about 500 bytes a hit) or 'none' (score only).", default="full", choices=EXPLAIN,
+    "the ranking contract), 'summary' (`channels`: the 3 channels that gave the most points, with their points; "
+    "about 500 bytes a hit) or 'none' (score only).", default="full", choices=EXPLAIN,
     mcp_default="summary",
 )
 

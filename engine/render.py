@@ -66,7 +66,6 @@ def hit_to_json(vault: Vault, hit: Hit) -> dict[str, Any]:
 
 EXPLAIN = ("full", "summary", "none")
 TOP_CHANNELS = 3  # how many channels a ``summary`` hit lists
-TOP_TERMS = 3  # how many query terms a ``summary`` hit lists: those that gave it the most points
 
 
 def explain_hit(hit: dict[str, Any], explain: str = "full") -> dict[str, Any]:
@@ -74,9 +73,8 @@ def explain_hit(hit: dict[str, Any], explain: str = "full") -> dict[str, Any]:
 
     ``full``: every component in ``matched`` (the ranking contract). ``summary``: instead of
     ``matched``, ``channels``: the TOP_CHANNELS channels that gave the most points, each with its
-    points summed (``{"body-bm25": 6.5, "title-term": 5}``, most first, then by name), and
-    ``terms``: the TOP_TERMS query terms that gave the most points (then by name). ``none``: no
-    breakdown. Both keep score, title, wikilink, file, via and snippet, and ``type`` when the
+    points summed (``[{"channel": "body-bm25", "points": 6.5}, …]``, most first, then by name).
+    ``none``: no breakdown. Both keep score, title, wikilink, file, via and snippet, and ``type`` when the
     page has one.
     """
     if explain == "full":
@@ -86,14 +84,10 @@ def explain_hit(hit: dict[str, Any], explain: str = "full") -> dict[str, Any]:
         hit.pop("type", None)  # no frontmatter type: nothing to say
     if explain == "summary":
         totals: dict[str, float] = {}
-        terms: dict[str, float] = {}
         for m in matched:
             totals[m["channel"]] = totals.get(m["channel"], 0) + m["points"]
-            if m["term"]:
-                terms[m["term"]] = terms.get(m["term"], 0) + m["points"]
         ranked = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_CHANNELS]
-        hit["channels"] = {channel: round(points, 6) for channel, points in ranked}
-        hit["terms"] = sorted(terms, key=lambda t: (-terms[t], t))[:TOP_TERMS]
+        hit["channels"] = [{"channel": channel, "points": round(points, 6)} for channel, points in ranked]
     return hit
 
 

@@ -25,6 +25,13 @@ class ScoreMatch(TypedDict):
     via: NotRequired[str]
 
 
+class ChannelPoints(TypedDict):
+    """One of a hit's top channels at ``explain: summary``, with the points it gave in all."""
+
+    channel: str
+    points: int | float
+
+
 class SearchHit(TypedDict):
     """A ranked page: ``matched`` at ``explain: full`` (the default of ``vaultlens search``),
     ``channels`` at ``summary`` (the MCP tools' default), neither at ``none``."""
@@ -36,8 +43,7 @@ class SearchHit(TypedDict):
     score: int | float
     snippet: str
     matched: NotRequired[list[ScoreMatch]]
-    channels: NotRequired[dict[str, int | float]]  # explain summary: top channels, points summed
-    terms: NotRequired[list[str]]  # explain summary: the query terms that gave the most points
+    channels: NotRequired[list[ChannelPoints]]  # explain summary: the top channels, points summed
 
 
 class RelatedHit(TypedDict):

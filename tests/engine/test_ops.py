@@ -58,7 +58,7 @@ def test_spellings_are_derived_once():
 def test_check_object_defaults_and_conversions():
     got = check_object(BY_NAME["grep"], {"pattern": "x", "exclude": "daily/", "limit": None})
     assert got == {"pattern": "x", "ignore_case": False, "folder": None, "exclude": ["daily/"],
-                   "frontmatter": False, "limit": 100}
+                   "frontmatter": False, "limit": 100, "no_timing": False}
     Filter = namedtuple("Filter", "type")
     assert check_object(SEARCH, {"query": "q", "where": Filter("concept")})["where"] == {"type": "concept"}
     assert check_object(SEARCH, {"query": "q"}) == {"query": "q", **{k: v for k, v in SEARCH.defaults().items() if k != "query"}}
