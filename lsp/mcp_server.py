@@ -2,8 +2,9 @@
 
 Owns the MCP wiring (tools, resources, transports) and keeping one live vault current while an
 agent edits files. Each tool makes the engine call its CLI command makes and returns, as the
-structured result, exactly the object ``vaultlens COMMAND … --json`` prints; the text content is
-that same JSON. Problems a caller can fix come back as tool errors (``isError``) carrying the
+structured result, exactly the object ``vaultlens COMMAND … --json`` prints (``search`` defaults to
+``hints`` and ``explain: summary``, see ``Param.mcp_default``); the text content is that same
+object as compact JSON. Problems a caller can fix come back as tool errors (``isError``) carrying the
 engine's message, the text the CLI prints after ``vaultlens: error:``.
 
 Built on the official ``mcp`` SDK (2.x, ``mcp.server.mcpserver.MCPServer``), an optional extra:
