@@ -12,7 +12,7 @@ under ``--rank default`` and ``--rank hybrid`` (whose fused scores are all near 
   or file name 1, heading or tag 0.8, body only 0.6 (``FIELD_CREDIT``), absent 0.
 - ``arms_agree``: the two lexical rankings put the same page first: the explained channel
   ranking and BM25F (``--rank hybrid``'s two lexical arms; under hybrid the top hit's ``rrf``
-  components say it directly, by default hints runs BM25F for the top page).
+  components say it; by default BM25F scores the ranking's first POOL (10) pages).
 - ``max_score``: the top hit's coverage, halved when the rankings disagree, rounded to 3
   decimals. ``sufficient``: ``max_score >= threshold`` (the ``hints_threshold`` parameter,
   ``SUFFICIENT`` = 0.5 by default): the lexical rankings agree on a page that holds at least
@@ -46,6 +46,7 @@ SUFFICIENT = 0.5  # the default hints_threshold (the agentic-search design's 0.5
 WEAK = 0.3
 TOP = 3  # how many top hits feed read, suggestions and related pages
 RELATED = 5  # related_ids at most
+POOL = 10  # how many of the default ranking's first pages BM25F judges (arms_agree)
 COMMON = 0.5  # a term held by at least this share of the vault's pages is no content word
 FIELD_CREDIT = (("name", 1.0), ("heading", 0.8), ("tag", 0.8), ("body", 0.6))
 DISAGREE = 0.5  # max_score's factor when the lexical rankings put different pages first
@@ -102,16 +103,29 @@ def coverage(vault: Vault, path: str, weights: dict[str, float]) -> float:
 
 
 def arms_agree(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> bool:
-    """Whether the explained ranking and BM25F both rank the top hit first."""
+    """Whether the explained ranking and BM25F both rank the top hit first.
+
+    Under hybrid the top hit's ``rrf`` components give each lexical arm's rank of it. Otherwise
+    BM25F scores the first POOL pages of the default ranking (the hits, or a search for POOL
+    when fewer were asked for): ranking the whole vault by BM25F would cost ~30x the search
+    on 10,000 pages for a question full of common words."""
     top = hits[0]
     arms = {m.term: m.hits for m in top.matched if m.channel == "rrf" and m.via == "lexical"}
-    if arms:  # --rank hybrid: the fused hit says each lexical arm's rank of it
+    if arms:
         return arms.get("default") == 1 and arms.get("bm25f") == 1
     if query.rank == "hybrid" or query.prefix:
         return False
-    from .bm25 import bm25f_rank
+    from dataclasses import replace
 
-    return bm25f_rank(vault, query, 1) == [top.page.path]
+    from .bm25 import bm25f_scores
+    from .search import search
+
+    pool = [h.page for h in hits[:POOL]]
+    if len(pool) < POOL and query.limit and query.limit < POOL:
+        pool = [h.page for h in search(vault, replace(query, limit=POOL, hints=False))]
+    scores = bm25f_scores(vault, query, [page.path for page in pool])
+    best = min(pool, key=lambda page: (-scores[page.path], page.title.casefold(), page.path))
+    return best.path == top.page.path
 
 
 def _named(vault: Vault, hits: tuple[Hit, ...]) -> set[str]:
