@@ -178,7 +178,8 @@ def _hints_text(hints: dict[str, Any] | None) -> list[str]:
         f"hints: next action {hints['next_action']}; sufficient {'yes' if hints['sufficient'] else 'no'} "
         f"(max_score {hints['max_score']}, {hints['result_count']} hit{'s' if hints['result_count'] != 1 else ''})",
     ]
-    for name, key in (("try", "suggested_queries"), ("related", "related_ids"), ("not matched", "gap_keywords")):
+    for name, key in (("read", "read"), ("try", "suggested_queries"), ("related", "related_ids"),
+                      ("not matched", "gap_keywords")):
         if hints.get(key):
             lines.append(f"  {name}: " + ", ".join(hints[key]))
     return lines
