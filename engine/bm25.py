@@ -79,3 +79,34 @@ def bm25f_rank(vault: Vault, query: Query, limit: int, plan: Plan | None = None)
             scored.append((-score, page.title.casefold(), path))
     best = heapq.nsmallest(limit, scored) if limit > 0 else sorted(scored)
     return [path for _neg, _title, path in best]
+
+
+def bm25f_scores(vault: Vault, query: Query, paths: list[str], plan: Plan | None = None) -> dict[str, float]:
+    """The BM25F score ``bm25f_rank`` gives each of ``paths`` (no filters: the caller chose them).
+
+    For a few pages (the agent hints compare the top hits' BM25F), without ranking the vault."""
+    if plan is None:
+        plan = make_plan(vault, query)
+    n_pages = len(vault.pages)
+    if not n_pages or not plan.terms:
+        return {path: 0.0 for path in paths}
+    averages = tuple(max(total / n_pages, 1.0) for total in vault.field_lengths)
+    terms = []
+    for tp in plan.terms:
+        variants = (tp.term, *tp.stems, *tp.folded, *tp.fuzzy)
+        holders: set[str] = set()
+        for v in variants:
+            holders.update(vault.postings.get(v, ()))
+        if holders:
+            terms.append((variants, bm25_idf(n_pages, len(holders))))
+    out = {}
+    for path in paths:
+        fields = vault.fields[path]
+        norms = [w / (1.0 - b + b * length / avg) for w, b, length, avg in zip(_W, _B, fields.lengths, averages)]
+        score = 0.0
+        for variants, idf in terms:
+            tf = sum(n * t for n, t in zip(norms, _field_tf(fields, variants)) if t)
+            if tf:
+                score += idf * tf / (BM25_K1 + tf)
+        out[path] = score
+    return out

@@ -1,14 +1,33 @@
 """Agent hints for a search result: is it enough, and what to do next. Deterministic rules.
 
-- ``max_score``: the top score divided by the best score this query could reach (a title-phrase
-  match plus every term in the title: ``10 + 5 * terms``), capped at 1, rounded to 3 decimals.
-- ``sufficient``: ``max_score >= SUFFICIENT`` (0.6): the top hit matches most of the query by name.
-- ``next_action``: no hits -> ``broaden``; sufficient -> ``synthesize``; the top score is weak
-  (``max_score < WEAK``, 0.3) and the top hits link to pages that are not hits -> ``expand``
-  (read ``related_ids``); else ``refine`` (try ``suggested_queries``).
-- ``suggested_queries``: up to 5, from the top hits' tags, then titles, that are not already
-  in the query; ``related_ids``: pages the top hits link to that are not hits, up to 10;
-  ``gap_keywords``: query terms that no hit matched in any channel.
+The rules read the pages the search returned, never the scores' scale, so they mean the same
+under ``--rank default`` and ``--rank hybrid`` (whose fused scores are all near 0.03).
+
+- **Content words**: the query's terms held by fewer than half the vault's pages (``COMMON``),
+  each weighted by its BM25 idf. Function words (``how``, ``do``, ``a``) and words on nearly
+  every page (``task`` in a tasks vault) weigh nothing; a query made only of such words uses
+  all its terms.
+- ``coverage`` of a page: the weighted share of the content words the page holds (the word
+  itself or a word with the same stem), each counted by the best field it is in: title, alias
+  or file name 1, heading or tag 0.8, body only 0.6 (``FIELD_CREDIT``), absent 0.
+- ``arms_agree``: the two lexical rankings put the same page first: the explained channel
+  ranking and BM25F (``--rank hybrid``'s two lexical arms; under hybrid the top hit's ``rrf``
+  components say it; by default BM25F scores the ranking's first POOL (10) pages).
+- ``max_score``: the top hit's coverage, halved when the rankings disagree, rounded to 3
+  decimals. ``sufficient``: ``max_score >= threshold`` (the ``hints_threshold`` parameter,
+  ``SUFFICIENT`` = 0.5 by default): the lexical rankings agree on a page that holds at least
+  half the content words, or they disagree and it holds every one of them in its name.
+- ``next_action``: no hits -> ``broaden``; sufficient -> ``synthesize`` (``read`` names the
+  pages to read: the top hit, and the second and third when their own coverage reaches the
+  threshold); otherwise ``expand`` when ``max_score < WEAK`` (0.3) and the top hits link to
+  pages that are not hits (``related_ids``), else ``refine`` (``suggested_queries``).
+- ``suggested_queries`` (up to 5): each holds a word no returned hit holds in its title,
+  aliases, file name, tags or headings (so following it cannot just confirm a page already
+  shown): the query with a word no hit holds swapped for its ``_vocabulary.md`` synonym; the
+  titles of pages the top hits link to that are not hits; the query's content words alone
+  (when that drops at least two words).
+- ``related_ids``: pages the top 3 hits link to that are not hits, up to 5 (``RELATED``);
+  ``gap_keywords``: query terms that no returned hit holds in any field.
 Match labels for people: a hit is ``strong`` at >= 75 % of the top score, ``good`` at >= 40 %,
 else ``weak``.
 """
@@ -19,19 +38,20 @@ from typing import Any
 
 from .model import Hit
 from .query import Query
+from .scoring import bm25_idf
+from .text import stem, tokenize
 from .vault import Vault
-from .weights import POINTS
 
-SUFFICIENT = 0.6
+SUFFICIENT = 0.5  # the default hints_threshold (the agentic-search design's 0.5)
 WEAK = 0.3
-TOP = 3  # how many top hits feed suggestions and related pages
+TOP = 3  # how many top hits feed read, suggestions and related pages
+RELATED = 5  # related_ids at most
+POOL = 10  # how many of the default ranking's first pages BM25F judges (arms_agree)
+COMMON = 0.5  # a term held by at least this share of the vault's pages is no content word
+FIELD_CREDIT = (("name", 1.0), ("heading", 0.8), ("tag", 0.8), ("body", 0.6))
+DISAGREE = 0.5  # max_score's factor when the lexical rankings put different pages first
 STRONG_LABEL = 0.75
 GOOD_LABEL = 0.4
-
-
-def best_possible(query: Query) -> int:
-    """The score a page would get for a title-phrase match with every term in its title."""
-    return POINTS["title-phrase"] + POINTS["title-term"] * len(query.terms) if query.terms else 0
 
 
 def match_label(score: float, top: float) -> str:
@@ -42,12 +62,114 @@ def match_label(score: float, top: float) -> str:
     return "strong" if ratio >= STRONG_LABEL else "good" if ratio >= GOOD_LABEL else "weak"
 
 
-def hints(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> dict[str, Any]:
+def content_weights(vault: Vault, terms: tuple[str, ...]) -> dict[str, float]:
+    """Each content word of ``terms`` with its idf weight (all terms when none is a content word)."""
+    n_pages = len(vault.pages)
+    df = {t: len(vault.postings.get(t, ())) for t in terms}
+    weights = {t: bm25_idf(n_pages, max(d, 1)) for t, d in df.items() if d < COMMON * n_pages}
+    return weights or {t: bm25_idf(n_pages, max(d, 1)) for t, d in df.items()}
+
+
+def _variants(vault: Vault, term: str) -> set[str]:
+    return {term, *vault.stem_tokens.get(stem(term), ())}
+
+
+def term_fields(vault: Vault, path: str, term: str) -> list[str]:
+    """The fields of page ``path`` that hold ``term`` or a word with its stem, in FIELD_CREDIT order."""
+    fields = vault.fields.get(path)
+    if fields is None:
+        return []
+    words = _variants(vault, term)
+    found = []
+    if words & (fields.title_set | fields.alias_set | set(fields.file_tokens)):
+        found.append("name")
+    if words & fields.heading_set:
+        found.append("heading")
+    if words & (fields.tag_names | fields.tag_tokens):
+        found.append("tag")
+    if any(fields.body_counts.count(w) for w in words):
+        found.append("body")
+    return found
+
+
+def coverage(vault: Vault, path: str, weights: dict[str, float]) -> float:
+    """The share of the content words' weight page ``path`` holds, by the best field of each."""
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    credit = dict(FIELD_CREDIT)
+    got = sum(w * max((credit[f] for f in term_fields(vault, path, t)), default=0.0) for t, w in weights.items())
+    return got / total
+
+
+def arms_agree(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> bool:
+    """Whether the explained ranking and BM25F both rank the top hit first.
+
+    Under hybrid the top hit's ``rrf`` components give each lexical arm's rank of it. Otherwise
+    BM25F scores the first POOL pages of the default ranking (the hits, or a search for POOL
+    when fewer were asked for): ranking the whole vault by BM25F would cost ~30x the search
+    on 10,000 pages for a question full of common words."""
+    top = hits[0]
+    arms = {m.term: m.hits for m in top.matched if m.channel == "rrf" and m.via == "lexical"}
+    if arms:
+        return arms.get("default") == 1 and arms.get("bm25f") == 1
+    if query.rank == "hybrid" or query.prefix:
+        return False
+    from dataclasses import replace
+
+    from .bm25 import bm25f_scores
+    from .search import search
+
+    pool = [h.page for h in hits[:POOL]]
+    if len(pool) < POOL and query.limit and query.limit < POOL:
+        pool = [h.page for h in search(vault, replace(query, limit=POOL, hints=False))]
+    scores = bm25f_scores(vault, query, [page.path for page in pool])
+    best = min(pool, key=lambda page: (-scores[page.path], page.title.casefold(), page.path))
+    return best.path == top.page.path
+
+
+def _named(vault: Vault, hits: tuple[Hit, ...]) -> set[str]:
+    """Every word the returned hits hold in a title, alias, file name, tag or heading."""
+    out: set[str] = set()
+    for hit in hits:
+        fields = vault.fields.get(hit.page.path)
+        if fields is not None:
+            out |= fields.title_set | fields.alias_set | set(fields.file_tokens) | fields.heading_set
+            out |= fields.tag_names | fields.tag_tokens
+    return out
+
+
+def _suggestions(vault: Vault, query: Query, hits: tuple[Hit, ...], gaps: list[str],
+                 related: list[str], content: list[str]) -> list[str]:
+    named = _named(vault, hits)
+    shown = {h.page.title.casefold() for h in hits}
+    text = query.text.casefold()
+    out: list[str] = []
+
+    def offer(candidate: str) -> None:
+        words = tokenize(candidate)
+        fresh = any(not (_variants(vault, w) & named) for w in words)
+        if words and fresh and candidate.casefold() not in shown and candidate.casefold() != text \
+                and candidate not in out:
+            out.append(candidate)
+
+    for term in gaps:
+        for synonym in vault.vocabulary.synonyms(term):
+            offer(" ".join(" ".join(synonym) if t == term else t for t in query.terms))
+    for path in related:
+        offer(vault.pages[path].title)
+    if content and len(content) <= len(query.terms) - 2:
+        offer(" ".join(content))
+    return out[:5]
+
+
+def hints(vault: Vault, query: Query, hits: tuple[Hit, ...], threshold: float = SUFFICIENT) -> dict[str, Any]:
     """The hints object for one search (see the module docstring for every rule)."""
-    best = best_possible(query)
-    top_score = hits[0].score if hits else 0
-    max_score = round(min(1.0, top_score / best), 3) if best and hits else 0.0
-    sufficient = bool(hits) and max_score >= SUFFICIENT
+    weights = content_weights(vault, query.terms) if query.terms else {}
+    cover = coverage(vault, hits[0].page.path, weights) if hits and weights else 0.0
+    agree = bool(hits and weights) and arms_agree(vault, query, hits)
+    max_score = round(cover if agree else cover * DISAGREE, 3)
+    sufficient = bool(hits) and bool(weights) and max_score >= threshold
     hit_paths = {h.page.path for h in hits}
 
     related: list[str] = []
@@ -55,22 +177,14 @@ def hints(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> dict[str, Any]:
         for _link, res in vault.outlinks(hit.page.path):
             if res.path and res.path not in hit_paths and res.path not in related:
                 related.append(res.path)
-    related = related[:10]
+    related = related[:RELATED]
 
-    words = set(query.terms)
-    text = query.text.casefold()
-    suggestions: list[str] = []
-    for hit in hits[:TOP]:
-        for tag in hit.page.tags:
-            leaf = tag.rsplit("/", 1)[-1]
-            if leaf not in words and leaf not in text and f"#{tag}" not in suggestions:
-                suggestions.append(f"#{tag}")
-    for hit in hits[:TOP]:
-        title = hit.page.title
-        if title.casefold() not in text and title not in suggestions:
-            suggestions.append(title)
-    matched_terms = {m.term for h in hits for m in h.matched}
-    gaps = [t for t in query.terms if t not in matched_terms]
+    gaps = [t for t in query.terms if not any(term_fields(vault, h.page.path, t) for h in hits)]
+    content = [t for t in query.terms if t in weights]
+    read: list[str] = []
+    if sufficient:
+        read = [hits[0].page.path] + [h.page.path for h in hits[1:TOP]
+                                      if coverage(vault, h.page.path, weights) >= threshold]
 
     if not hits:
         action = "broaden"
@@ -85,7 +199,9 @@ def hints(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> dict[str, Any]:
         "max_score": max_score,
         "result_count": len(hits),
         "next_action": action,
-        "suggested_queries": suggestions[:5],
+        "read": read,
+        "suggested_queries": _suggestions(vault, query, hits, gaps, related, content),
         "related_ids": related,
         "gap_keywords": gaps,
+        "evidence": {"coverage": round(cover, 3), "arms_agree": agree},
     }

@@ -16,7 +16,7 @@ from typing import Any
 
 from .operation import DocumentPath, Operation, Param, Source, alias
 from .query import RANKS, TIME_FIELD_NAMES, parse_query
-from .render import score_text, search_payload, vault_name
+from .render import EXPLAIN, score_text, search_payload, vault_name
 from .scan import file_mtime
 from .search import search as ranked_search
 from .users import user_scopes
@@ -62,8 +62,37 @@ def timing_wanted(no_timing: bool) -> bool:
     return not no_timing and os.environ.get("VAULTLENS_TIMING", "").strip().lower() not in ("off", "0", "no", "false")
 
 
+def timed(run: Any) -> Any:
+    """``run`` that adds ``time`` to its result: the seconds it took, measured (the one field
+    outside the determinism guarantee), unless ``no_timing`` or VAULTLENS_TIMING=off."""
+    import functools
+
+    @functools.wraps(run)
+    def run_timed(source: Source, *args: Any, no_timing: bool = False, **arguments: Any) -> dict[str, Any]:
+        started = time.perf_counter()
+        payload = run(source, *args, **arguments)
+        if timing_wanted(no_timing):
+            payload["time"] = round(time.perf_counter() - started, 6)
+        return payload
+
+    import inspect
+
+    signature = inspect.signature(run)
+    extra = inspect.Parameter("no_timing", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=bool)
+    run_timed.__signature__ = signature.replace(parameters=[*signature.parameters.values(), extra])  # type: ignore[attr-defined]
+    return run_timed
+
+
+EXPLAIN_PARAM = Param(
+    "explain", str, "How much of each hit's score breakdown to return: 'full' (every component in `matched`, "
+    "the ranking contract), 'summary' (`channels`: the 3 channels that gave the most points, with their points; "
+    "about 500 bytes a hit) or 'none' (score only).", default="full", choices=EXPLAIN,
+    mcp_default="summary",
+)
+
+
 def _search(source: Source, query: str, *, sort: str = "score", no_timing: bool = False,
-            **options: Any) -> dict[str, Any]:
+            explain: str = "full", hints_threshold: float | None = None, **options: Any) -> dict[str, Any]:
     """parse_query, search, search_payload: the result object ``vaultlens search --json`` prints,
     with ``time``: the seconds from the query's parse to the payload (measured: the one field
     outside the determinism guarantee, left out with ``no_timing``).
@@ -73,27 +102,30 @@ def _search(source: Source, query: str, *, sort: str = "score", no_timing: bool 
     from dataclasses import replace
 
     started = time.perf_counter()
+    if hints_threshold is not None and not 0 <= hints_threshold <= 1:
+        raise ValueError('"hints_threshold" must be a number from 0 to 1')
     if sort not in SORTS:
         raise ValueError('"sort" must be ' + " or ".join(f'"{s}"' for s in SORTS))
     root = source.root
+    shape = {"hints_threshold": hints_threshold, "explain": explain}
     parsed = parse_query(query, **options, mtime_of=lambda rel: file_mtime(root, rel))
     scopes = user_scopes(root)  # the vault's [users] settings (engine/users.py)
     parsed = replace(parsed, users_folder=scopes.folder, include_users=scopes.include)
     if not parsed.terms:
         from .retrieve import listing
 
-        payload = search_payload(source.vault, parsed, listing(source.vault, parsed, sort))
+        payload = search_payload(source.vault, parsed, listing(source.vault, parsed, sort), **shape)
         if payload["hits"]:  # say what the order is: no score ranked these
             payload.setdefault("query_plan", {"terms": []})["listed_by"] = "title" if sort == "score" else sort
     else:
         arm = source.vectors() if source.vectors is not None and parsed.rank == "hybrid" else None
         if sort == "score":
-            payload = search_payload(source.vault, parsed, ranked_search(source.vault, parsed, arm))
+            payload = search_payload(source.vault, parsed, ranked_search(source.vault, parsed, arm), **shape)
         else:
             from .retrieve import reorder
 
             every = ranked_search(source.vault, replace(parsed, limit=0), arm)
-            payload = search_payload(source.vault, parsed, reorder(every, parsed, sort)[: parsed.limit])
+            payload = search_payload(source.vault, parsed, reorder(every, parsed, sort)[: parsed.limit], **shape)
     if parsed.user is not None or not parsed.include_users:  # the scope, said (engine/users.py)
         plan = payload.setdefault("query_plan", {"terms": list(parsed.terms)})
         plan["users"] = {"user": parsed.user, "folder": parsed.users_folder,
@@ -122,7 +154,8 @@ def _search_text(payload: dict[str, Any]) -> list[str]:
     else:
         top = hits[0]["score"]
         scores = [score_text(h["score"]) for h in hits]
-        labels = [h["via"] if "via" in h else "listed" if not h["matched"] else match_label(h["score"], top)
+        labels = [h["via"] if "via" in h else "listed" if not h.get("matched", h.get("channels", h["score"]))
+                  else match_label(h["score"], top)
                   for h in hits]
         width, label_width = max(6, *map(len, scores)), max(6, *map(len, labels))
         lines = [
@@ -152,7 +185,8 @@ def _hints_text(hints: dict[str, Any] | None) -> list[str]:
         f"hints: next action {hints['next_action']}; sufficient {'yes' if hints['sufficient'] else 'no'} "
         f"(max_score {hints['max_score']}, {hints['result_count']} hit{'s' if hints['result_count'] != 1 else ''})",
     ]
-    for name, key in (("try", "suggested_queries"), ("related", "related_ids"), ("not matched", "gap_keywords")):
+    for name, key in (("read", "read"), ("try", "suggested_queries"), ("related", "related_ids"),
+                      ("not matched", "gap_keywords")):
         if hints.get(key):
             lines.append(f"  {name}: " + ", ".join(hints[key]))
     return lines
@@ -201,7 +235,11 @@ hit, or follow `related`/`links` to the pages around it.""",
               "field holds it.", key="filter", metavar="KEY=VALUE",
               expects="an object of frontmatter KEY: VALUE"),
         Param("hints", bool, "Add `hints` for an agent loop: sufficient, max_score, next_action (synthesize | refine "
-              "| expand | broaden), suggested_queries, related_ids, gap_keywords.", default=False, mcp_default=True),
+              "| expand | broaden), read (the pages to read when sufficient), suggested_queries, related_ids, "
+              "gap_keywords, evidence. The rules are in docs/contracts.md.", default=False, mcp_default=True),
+        Param("hints_threshold", float, "With `hints`: `sufficient` is true from this max_score on (0 to 1; the "
+              "agentic-search design's 0.5 by default).", metavar="X", expects="a number from 0 to 1"),
+        EXPLAIN_PARAM,
         alias("after", _SINCE, "OpenViking's name", metavar="WHEN"),
         alias("before", _UNTIL, "OpenViking's name", metavar="WHEN"),
         alias("node_limit", _LIMIT, "OpenViking's name", key="node_limit", metavar="N"),
@@ -279,8 +317,9 @@ and a `reason`.""",
         Param("frontmatter", bool, "Search the YAML frontmatter lines too.", default=False),
         Param("limit", int, "At most this many matches listed (`count` has them all).", default=100, minimum=1,
               metavar="N"),
+        _NO_TIMING,
     ),
-    run=_grep,
+    run=timed(_grep),
     result="GrepResult",
     text=lambda payload: [f"{m['file']}:{m['line']}:{m['column']}: {m['content']}" for m in payload["matches"]],
     note=lambda payload: _grep_note(payload),
@@ -307,8 +346,9 @@ The paths are in `files`, and again in `matches` (OpenViking's name for them).""
         Param("pattern", str, "A glob over vault-relative paths: '**/*.md', 'ai/*' (pages directly in ai/), 'ai/**'.",
               required=True),
         Param("limit", int, "At most this many paths (`count` has them all).", minimum=1, metavar="N"),
+        _NO_TIMING,
     ),
-    run=_glob,
+    run=timed(_glob),
     result="GlobResult",
     text=lambda payload: list(payload["files"]),
     note=lambda payload: (f"showing {len(payload['files'])} of {payload['count']} paths (raise --limit to see more)"
@@ -355,8 +395,9 @@ The result names the page's path and title.""",
             "disk, frontmatter included.",
             default=1, choices=(0, 1, 2), checked_by_run=True,  # retrieve.LEVELS
         ),
+        _NO_TIMING,
     ),
-    run=_read,
+    run=timed(_read),
     result="ReadResult",
     text=lambda payload: [payload["content"]],
     note=_choice_note,
@@ -386,8 +427,9 @@ together, shared link targets and title words. Use it to widen an answer beyond 
     params=(
         page_param(),
         Param("limit", int, "At most this many pages.", default=10, minimum=1, metavar="N"),
+        _NO_TIMING,
     ),
-    run=_related,
+    run=timed(_related),
     result="RelatedResult",
     note=_choice_note,
     text=lambda payload: [
@@ -422,8 +464,8 @@ A page's outgoing links, incoming links (backlinks) and typed edges, with 1-base
 
 Outgoing links give the file each resolves to (null when it resolves to no page). Typed
 edges are frontmatter relations (sources, related, depends_on) with a direction.""",
-    params=(page_param(),),
-    run=_links,
+    params=(page_param(), _NO_TIMING),
+    run=timed(_links),
     result="LinksResult",
     text=_links_text,
     note=_choice_note,

@@ -64,18 +64,49 @@ def hit_to_json(vault: Vault, hit: Hit) -> dict[str, Any]:
     return out
 
 
+EXPLAIN = ("full", "summary", "none")
+TOP_CHANNELS = 3  # how many channels a ``summary`` hit lists
+
+
+def explain_hit(hit: dict[str, Any], explain: str = "full") -> dict[str, Any]:
+    """A wire hit with as much of its breakdown as ``explain`` asks for.
+
+    ``full``: every component in ``matched`` (the ranking contract). ``summary``: instead of
+    ``matched``, ``channels``: the TOP_CHANNELS channels that gave the most points, each with its
+    points summed (``[{"channel": "body-bm25", "points": 6.5}, …]``, most first, then by name).
+    ``none``: no breakdown. Both keep score, title, wikilink, file, via and snippet, and ``type`` when the
+    page has one.
+    """
+    if explain == "full":
+        return hit
+    matched = hit.pop("matched")
+    if hit.get("type") is None:
+        hit.pop("type", None)  # no frontmatter type: nothing to say
+    if explain == "summary":
+        totals: dict[str, float] = {}
+        for m in matched:
+            totals[m["channel"]] = totals.get(m["channel"], 0) + m["points"]
+        ranked = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_CHANNELS]
+        hit["channels"] = [{"channel": channel, "points": round(points, 6)} for channel, points in ranked]
+    return hit
+
+
 def vault_name(vault: Vault) -> str:
     """The vault as named in results: its folder's name (the same on every machine)."""
     return os.path.basename(os.path.normpath(vault.root)) if vault.root else ""
 
 
-def search_payload(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> dict[str, Any]:
-    """The search result object that ``vaultlens search --json`` prints and ``wiki/search`` returns."""
+def search_payload(vault: Vault, query: Query, hits: tuple[Hit, ...], *, hints_threshold: float | None = None,
+                   explain: str = "full") -> dict[str, Any]:
+    """The search result object that ``vaultlens search --json`` prints and ``wiki/search`` returns.
+
+    ``hints_threshold``: where ``hints.sufficient`` starts (None: ``hints.SUFFICIENT``);
+    ``explain``: how much of each hit's breakdown to keep (``EXPLAIN``, see ``explain_hit``)."""
     payload: dict[str, Any] = {
         "command": "search",
         "vault": vault_name(vault),
         "query": query.text,
-        "hits": [hit_to_json(vault, h) for h in hits],
+        "hits": [explain_hit(hit_to_json(vault, h), explain) for h in hits],
     }
     if query.operators or query.context or len(query.folders) > 1 or query.truncated:
         from .query import context_page
@@ -93,15 +124,20 @@ def search_payload(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> dict[st
             plan["expanded_queries"] = expanded_queries(vault, query)
         payload["query_plan"] = plan
     if query.hints:
-        from .hints import hints
+        from .hints import SUFFICIENT, hints
 
-        payload["hints"] = hints(vault, query, hits)
+        payload["hints"] = hints(vault, query, hits, SUFFICIENT if hints_threshold is None else hints_threshold)
     return payload
 
 
 def dumps(payload: Any) -> str:
     """Canonical JSON text: UTF-8 characters kept, keys in insertion order, no trailing spaces."""
     return json.dumps(payload, ensure_ascii=False, indent=2)
+
+
+def compact_dumps(payload: Any) -> str:
+    """The same JSON on one line without spaces (the MCP tools' text: an agent's context is small)."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
 def hit_line(hit: Hit, label: str = "") -> str:

@@ -25,8 +25,29 @@ class ScoreMatch(TypedDict):
     via: NotRequired[str]
 
 
+class ChannelPoints(TypedDict):
+    """One of a hit's top channels at ``explain: summary``, with the points it gave in all."""
+
+    channel: str
+    points: int | float
+
+
 class SearchHit(TypedDict):
-    """A ranked page."""
+    """A ranked page: ``matched`` at ``explain: full`` (the default of ``vaultlens search``),
+    ``channels`` at ``summary`` (the MCP tools' default), neither at ``none``."""
+
+    title: str
+    wikilink: str
+    file: str
+    type: NotRequired[str | None]  # at summary/none only when the page has a frontmatter type
+    score: int | float
+    snippet: str
+    matched: NotRequired[list[ScoreMatch]]
+    channels: NotRequired[list[ChannelPoints]]  # explain summary: the top channels, points summed
+
+
+class RelatedHit(TypedDict):
+    """A related page, with the one-sentence reason the editor's hover shows."""
 
     title: str
     wikilink: str
@@ -35,11 +56,6 @@ class SearchHit(TypedDict):
     score: int | float
     snippet: str
     matched: list[ScoreMatch]
-
-
-class RelatedHit(SearchHit):
-    """A related page, with the one-sentence reason the editor's hover shows."""
-
     reasons: str
 
 
@@ -72,6 +88,7 @@ class GrepResult(TypedDict):
     count: int
     truncated: bool
     reason: NotRequired[str]
+    time: NotRequired[float]  # seconds, measured: left out with no_timing / VAULTLENS_TIMING=off
 
 
 class GlobResult(TypedDict):
@@ -83,6 +100,7 @@ class GlobResult(TypedDict):
     files: list[str]
     matches: list[str]  # the same paths, by OpenViking's name
     count: int
+    time: NotRequired[float]  # seconds, measured: left out with no_timing / VAULTLENS_TIMING=off
 
 
 class ReadResult(TypedDict):
@@ -96,6 +114,7 @@ class ReadResult(TypedDict):
     content: str
     ambiguous: NotRequired[bool]  # the name named several pages: this is the best-linked
     candidates: NotRequired[list[dict[str, Any]]]  # each {file, title, backlinks}, the chosen first
+    time: NotRequired[float]  # seconds, measured: left out with no_timing / VAULTLENS_TIMING=off
 
 
 class RelatedResult(TypedDict):
@@ -107,6 +126,7 @@ class RelatedResult(TypedDict):
     hits: list[RelatedHit]
     ambiguous: NotRequired[bool]
     candidates: NotRequired[list[dict[str, Any]]]
+    time: NotRequired[float]  # seconds, measured: left out with no_timing / VAULTLENS_TIMING=off
 
 
 class LinksResult(TypedDict):
@@ -120,3 +140,4 @@ class LinksResult(TypedDict):
     edges: list[dict[str, Any]]
     ambiguous: NotRequired[bool]
     candidates: NotRequired[list[dict[str, Any]]]
+    time: NotRequired[float]  # seconds, measured: left out with no_timing / VAULTLENS_TIMING=off

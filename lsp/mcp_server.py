@@ -2,8 +2,9 @@
 
 Owns the MCP wiring (tools, resources, transports) and keeping one live vault current while an
 agent edits files. Each tool makes the engine call its CLI command makes and returns, as the
-structured result, exactly the object ``vaultlens COMMAND … --json`` prints; the text content is
-that same JSON. Problems a caller can fix come back as tool errors (``isError``) carrying the
+structured result, exactly the object ``vaultlens COMMAND … --json`` prints (``search`` defaults to
+``hints`` and ``explain: summary``, see ``Param.mcp_default``); the text content is that same
+object as compact JSON. Problems a caller can fix come back as tool errors (``isError``) carrying the
 engine's message, the text the CLI prints after ``vaultlens: error:``.
 
 Built on the official ``mcp`` SDK (2.x, ``mcp.server.mcpserver.MCPServer``), an optional extra:
@@ -34,7 +35,7 @@ from pydantic import Field, ValidationError
 
 from vaultlens.engine import __version__, results
 from vaultlens.engine.cli import UsageError, resolve_vault
-from vaultlens.engine.render import dumps
+from vaultlens.engine.render import compact_dumps, dumps
 from vaultlens.engine.scan import list_pages, open_vault, read_bytes
 from vaultlens.engine.operation import Operation, Param, disk_source
 from vaultlens.engine.ops import OPERATIONS, SEARCH
@@ -53,8 +54,10 @@ WATCH_STEP_MS = 20  # ... and a burst ends after this long without a new change
 
 INSTRUCTIONS = """\
 vaultlens answers questions about one Obsidian-style Markdown vault (pages with YAML frontmatter,
-[[wikilinks]] and #tags). Rankings are deterministic and every point of a score is explained in
-`matched`. A good loop: `search` for the topic; `read` the best hits (level 0 or 1 to skim, 2 for
+[[wikilinks]] and #tags). Rankings are deterministic; a search hit lists the channels that gave
+its score the most points (`explain: full` gives every point in `matched`), and `hints` say
+whether the top hits answer the query (`sufficient`, `next_action`, `read`: the pages to read).
+A good loop: `search` for the topic; `read` the best hits (level 0 or 1 to skim, 2 for
 the whole file); follow `related` and `links` to neighbouring pages; use `grep` for exact strings
 and `glob` to list pages by path. Pages are named by vault-relative path, title, alias or
 [[link]]. Answers follow edits to the vault's files while the server runs. Each page is also a
@@ -301,9 +304,9 @@ def argument_errors(error: ValidationError) -> str:
 
 
 def _ok(payload: dict[str, Any]) -> CallToolResult:
-    """The result object as structured content, and as JSON text for clients that read only text."""
+    """The result object as structured content, and as compact JSON text for clients that read only text."""
     return CallToolResult(
-        content=[TextContent(type="text", text=dumps(payload))], structured_content=payload
+        content=[TextContent(type="text", text=compact_dumps(payload))], structured_content=payload
     )
 
 

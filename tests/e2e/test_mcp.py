@@ -1,7 +1,7 @@
 """``vaultlens mcp`` end to end: the MCP SDK's own client over stdio against ``python -m vaultlens.lsp mcp``.
 
 Each tool's structured result must equal what the matching CLI command prints with ``--json``
-(both parsed), and its text must be those very bytes. Engine errors come back as tool errors
+(both parsed), and its text must be that object as compact JSON. Engine errors come back as tool errors
 with the CLI's message; the server answers the next call. Files written on disk show up in the
 following calls. The read-only tests share one server on ``shared_vault``; the tests that write
 files start their own on ``vault``, a private copy (both fixtures in conftest.py).
@@ -28,7 +28,7 @@ pytest.importorskip(
     reason="the mcp SDK (2.x) is not installed: pip install 'vaultlens[mcp]'",
 )
 
-from e2e_support import EXAMPLE_VAULT, REPO, SERVER_ENV
+from e2e_support import EXAMPLE_VAULT, REPO, SERVER_ENV, SHARED
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
@@ -124,17 +124,17 @@ def error_text(result: CallToolResult) -> str:
 
 # (tool, arguments, the same request on the command line)
 CASES: list[tuple[str, dict[str, Any], list[str]]] = [
-    # hints are on by default for agents: the same as `vaultlens search --hints`
-    ("search", {"query": "graph rag"}, ["search", "graph rag", "--hints"]),
+    # hints and the summary breakdown are the defaults for agents: `vaultlens search --hints --explain summary`
+    ("search", {"query": "graph rag"}, ["search", "graph rag", "--hints", "--explain", "summary"]),
     (
         "search",
         {"query": "compost soil", "folder": "garden", "limit": 3, "hints": False},
-        ["search", "compost soil", "--folder", "garden", "--limit", "3"],
+        ["search", "compost soil", "--folder", "garden", "--limit", "3", "--explain", "summary"],
     ),
     (
         "search",
         {"query": "retrieval -chunking", "tag": "ai", "graph": True, "since": "2020-01-01",
-         "where": {"type": "concept"}, "min_score": 5},
+         "where": {"type": "concept"}, "min_score": 5, "explain": "full"},
         ["search", "retrieval -chunking", "--tag", "ai", "--graph", "--since", "2020-01-01",
          "--where", "type=concept", "--min-score", "5", "--hints"],
     ),
@@ -189,7 +189,8 @@ async def test_tools_have_schemas_and_answer_as_the_cli_does(client: Client, sha
     for (name, arguments, argv), (want, text) in zip(CASES, expected):
         result = await client.call_tool(name, arguments)
         assert payload(result) == want, (name, arguments)
-        assert result.content[0].text + "\n" == text, argv  # the text block is the CLI's bytes
+        # the text block is the CLI's object as compact JSON (an agent's context is small)
+        assert result.content[0].text == json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
     # the cases find something, so no equality is between two empty answers
     assert all(want["hits"] for want, _ in expected[:3])
     assert expected[5][0]["content"].startswith("---")  # level 2 is the whole file
@@ -295,7 +296,7 @@ async def test_the_watcher_keeps_answers_current(vault: Path):
         assert await settle(client, "quokka", ["zoo/Quokka Field Notes.md"]) == [
             "zoo/Quokka Field Notes.md"
         ]
-        want, _ = await cli_json(vault, "search", "quokka", "--hints")
+        want, _ = await cli_json(vault, "search", "quokka", "--hints", "--explain", "summary")
         assert payload(await client.call_tool("search", {"query": "quokka"})) == want
 
         (vault / "zoo").rename(vault / "zoology")  # a folder move names only the folder
@@ -337,3 +338,49 @@ async def test_search_does_not_import_the_sdk_and_a_missing_sdk_is_one_line(tmp_
     status, err = await python("-m", "vaultlens.lsp", "mcp", "--vault", str(EXAMPLE_VAULT), env=env)
     assert status == 2
     assert err.count("\n") == 1 and "pip install 'vaultlens[mcp]'" in err, err
+
+
+TASKS_VAULT = SHARED / "vaults" / "obsidian-tasks"
+AGENT_QUESTIONS = (
+    "how do I set a priority on a task?",
+    "why are tasks inside my callouts missing from query results?",
+    "What CSS classes and data attributes does tasks add to rendered task lines?",
+)
+
+
+@pytest.mark.skipif(not TASKS_VAULT.is_dir(), reason="needs ../shared/vaults/obsidian-tasks")
+@pytest.mark.timeout(120)
+async def test_a_five_hit_agent_search_is_compact_and_its_hints_name_pages():
+    """The MCP default (explain summary, hints) on a real vault: 5 hits fit in 3 KB of text, each
+    hit keeps its score, title, link, file, snippet and top channels; `full` is the whole
+    breakdown; and the hints mean the same under --rank hybrid as under the default ranking."""
+    async with mcp_session(TASKS_VAULT) as client:
+        for question in AGENT_QUESTIONS:
+            sizes = {}
+            for explain in ("full", "summary", "none"):
+                result = await client.call_tool("search", {"query": question, "limit": 5, "explain": explain})
+                sizes[explain] = len(result.content[0].text.encode("utf-8"))
+            default = await client.call_tool("search", {"query": question, "limit": 5})
+            answer = payload(default)
+            assert len(default.content[0].text.encode("utf-8")) == sizes["summary"] <= 3072, (question, sizes)
+            assert sizes["none"] < sizes["summary"] < sizes["full"] / 3, sizes
+            for hit in answer["hits"]:
+                assert {"score", "title", "wikilink", "file", "snippet", "channels"} <= set(hit)
+                assert "matched" not in hit and 1 <= len(hit["channels"]) <= 3
+                assert sum(c["points"] for c in hit["channels"]) <= hit["score"] + 1e-6
+            hints = answer["hints"]
+            files = [h["file"] for h in answer["hits"]]
+            assert not set(hints["suggested_queries"]) & {h["title"] for h in answer["hits"]}
+            if hints["sufficient"]:
+                assert hints["next_action"] == "synthesize" and hints["read"][0] == files[0]
+            else:
+                assert hints["read"] == [] and hints["next_action"] in ("refine", "expand")
+            hybrid = payload(await client.call_tool("search", {"query": question, "limit": 5, "rank": "hybrid"}))
+            if hybrid["hits"][0]["file"] == files[0]:  # the same top page: the same judgement of it
+                same = ("sufficient", "max_score", "evidence")
+                assert {k: hybrid["hints"][k] for k in same} == {k: hints[k] for k in same}, question
+        # a page's exact title is enough on both rankings (hybrid's max_score was ~0.001 for everything)
+        for rank in RANKS:
+            exact = payload(await client.call_tool("search", {"query": "Priority", "rank": rank}))
+            assert exact["hints"]["sufficient"] and exact["hints"]["max_score"] >= 0.5, rank
+            assert exact["hints"]["read"][0] == exact["hits"][0]["file"] == "Getting Started/Priority.md"

@@ -43,20 +43,23 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("search", {"query": "", "tag": "ai", "folder": ["ai/rag", "sources"], "sort": "updated"}),  # a listing
     ("search", {"query": "compost", "user": "alice"}),  # a per-user scope (issue 22)
     ("search", {"query": "rag", "sort": "title", "limit": 3}),
+    ("search", {"query": "graph rag", "explain": "summary", "hints": True, "hints_threshold": 0.9}),
+    ("search", {"query": "compost", "explain": "none", "rank": "hybrid", "hints": True}),
     # OpenViking's names: after/before/node_limit are since/until/limit, updated_at is updated
     ("search", {"query": "retrieval", "after": "2020-01-01", "before": "2099-01-01", "node_limit": 3,
                 "time_field": "updated_at", "graph": True, "graph_filtered": True, "no_timing": True}),
     ("grep", {"pattern": "compost(ing)?", "ignore_case": True, "limit": 5}),
     ("grep", {"pattern": "^(tags|type):", "frontmatter": True, "exclude": ["ai/", "daily/"]}),
-    ("grep", {"pattern": "RAG", "folder": "ai"}),
+    ("grep", {"pattern": "RAG", "folder": "ai", "no_timing": True}),
     ("glob", {"pattern": "ai/**/*.md", "limit": 4}),
-    ("glob", {"pattern": "**"}),
+    ("glob", {"pattern": "**", "no_timing": True}),
     ("read", {"page": "Graph RAG", "level": 0}),
-    ("read", {"page": "[[RAG]]"}),
+    ("read", {"page": "[[RAG]]", "no_timing": True}),
     ("read", {"page": "garden/Composting.md", "level": 2}),
     ("related", {"page": "Composting", "limit": 4}),
-    ("related", {"page": "ai/rag/graph-rag.md"}),
+    ("related", {"page": "ai/rag/graph-rag.md", "no_timing": True}),
     ("links", {"page": "Composting"}),
+    ("links", {"page": "Graph RAG", "no_timing": True}),
 ]
 
 

@@ -27,7 +27,7 @@ def test_each_run_takes_exactly_the_declared_parameters():
         assert list(signature)[0] == "source", op.name
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.values()):
             own = {p.name for p in signature.values() if p.kind is inspect.Parameter.KEYWORD_ONLY}
-            assert own == {"sort", "no_timing"}  # search's own (order, timing), the rest go to parse_query
+            assert own == {"sort", "no_timing", "explain", "hints_threshold"}  # search's own: the rest go to parse_query
             # passed on to parse_query, but the aliases (given to their targets)
             aliases = {p.name for p in op.params if p.alias_for}
             assert op is SEARCH and set(names) - {"query"} - own - aliases == options
@@ -58,7 +58,7 @@ def test_spellings_are_derived_once():
 def test_check_object_defaults_and_conversions():
     got = check_object(BY_NAME["grep"], {"pattern": "x", "exclude": "daily/", "limit": None})
     assert got == {"pattern": "x", "ignore_case": False, "folder": None, "exclude": ["daily/"],
-                   "frontmatter": False, "limit": 100}
+                   "frontmatter": False, "limit": 100, "no_timing": False}
     Filter = namedtuple("Filter", "type")
     assert check_object(SEARCH, {"query": "q", "where": Filter("concept")})["where"] == {"type": "concept"}
     assert check_object(SEARCH, {"query": "q"}) == {"query": "q", **{k: v for k, v in SEARCH.defaults().items() if k != "query"}}

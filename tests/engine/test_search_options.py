@@ -121,10 +121,11 @@ def test_hints_rules(vault):
     assert h("zzzz qqqq")["result_count"] == 0 and h("zzzz qqqq")["gap_keywords"] == ["zzzz", "qqqq"]
     exact = h("Alpha Notes")
     assert exact["sufficient"] and exact["next_action"] == "synthesize" and exact["max_score"] == 1.0
-    weak = h("mention")  # only a body word of Beta Notes, which links to Gamma (not a hit)
-    assert not weak["sufficient"] and weak["max_score"] < 0.3
+    assert exact["read"][0] == "a/Alpha Notes.md"
+    weak = h("mention zzzz qqqq")  # one of three words, in the body of Beta Notes, which links to Gamma (not a hit)
+    assert not weak["sufficient"] and weak["max_score"] < 0.3 and weak["read"] == []
     assert weak["next_action"] == "expand" and weak["related_ids"] == ["b/Gamma.md"]
-    assert "Beta Notes" in weak["suggested_queries"]
+    assert "Gamma" in weak["suggested_queries"] and "Beta Notes" not in weak["suggested_queries"]  # a hit shown
     assert h("notes zzzz")["gap_keywords"] == ["zzzz"]
     assert h("Alpha Notes") == h("Alpha Notes")  # deterministic
 

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""How far an agent can trust ``hints.sufficient``, per vault and dev set, default and hybrid ranking.
+
+    python benchmarks/hints_eval.py [--eval ../shared/eval] [--vaults ../shared/vaults]
+
+For each dev set (the questions in ``EVAL/questions/V-dev.jsonl`` and the link texts in
+``EVAL/V-dev.jsonl``) it runs every query in one process (``--hints``, limit 10) and prints:
+
+- ``precision@3``: of the queries where ``sufficient`` is true, the share with a relevant page
+  in the top 3 (issue 17's goal: at least 0.90 on the question sets);
+- ``recall@1``: of the queries whose top hit is relevant, the share where ``sufficient`` is
+  true (goal: at least 0.70);
+- the counts behind both. ``--rank hybrid`` runs its lexical arms unless vectors exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+from vaultlens.engine.query import parse_query  # noqa: E402
+from vaultlens.engine.render import search_payload  # noqa: E402
+from vaultlens.engine.scan import load_vault  # noqa: E402
+from vaultlens.engine.search import search  # noqa: E402
+
+
+def rates(vault, queries: list[dict], rank: str, threshold: float | None) -> dict[str, float | int]:
+    sufficient = top3 = top1 = top1_sufficient = 0
+    for item in queries:
+        query = parse_query(item["query"], limit=10, hints=True, rank=rank)
+        extra = {} if threshold is None else {"hints_threshold": threshold}
+        payload = search_payload(vault, query, search(vault, query), **extra)
+        files = [h["file"] for h in payload["hits"]]
+        relevant = set(item["relevant"])
+        ok = payload["hints"]["sufficient"]
+        sufficient += ok
+        top3 += ok and bool(relevant & set(files[:3]))
+        if files[:1] and files[0] in relevant:
+            top1 += 1
+            top1_sufficient += ok
+    return {
+        "queries": len(queries), "sufficient": sufficient, "top3_when_sufficient": top3,
+        "top1": top1, "sufficient_when_top1": top1_sufficient,
+        "precision@3": round(top3 / sufficient, 3) if sufficient else None,
+        "recall@1": round(top1_sufficient / top1, 3) if top1 else None,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--eval", default=os.path.join(HERE, "..", "..", "shared", "eval"))
+    ap.add_argument("--vaults", default=os.path.join(HERE, "..", "..", "shared", "vaults"))
+    ap.add_argument("--threshold", type=float, help="hints_threshold (default: the engine's)")
+    ap.add_argument("--json", action="store_true", help="one JSON line per row instead of the table")
+    args = ap.parse_args()
+    sets = []
+    for kind, folder in (("questions", os.path.join(args.eval, "questions")), ("links", args.eval)):
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            if name.endswith("-dev.jsonl") and os.path.isdir(os.path.join(args.vaults, name[:-10])):
+                sets.append((kind, name[:-10], os.path.join(folder, name)))
+    if not sets:
+        print(f"no dev sets with vaults under {args.eval} and {args.vaults}", file=sys.stderr)
+        return 1
+    vaults: dict[str, object] = {}
+    if not args.json:
+        print(f"{'set':<10} {'vault':<16} {'rank':<8} {'n':>3} {'suff':>4} {'prec@3':>7} {'top1':>4} {'rec@1':>6}")
+    for kind, name, path in sets:
+        if name not in vaults:
+            vaults[name] = load_vault(os.path.join(args.vaults, name), cache=None).vault
+        with open(path, encoding="utf-8") as fh:
+            queries = [json.loads(line) for line in fh if line.strip()]
+        for rank in ("default", "hybrid"):
+            row = rates(vaults[name], queries, rank, args.threshold)
+            if args.json:
+                print(json.dumps({"set": kind, "vault": name, "rank": rank, **row}))
+            else:
+                fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+                print(f"{kind:<10} {name:<16} {rank:<8} {row['queries']:>3} {row['sufficient']:>4} "
+                      f"{fmt(row['precision@3']):>7} {row['top1']:>4} {fmt(row['recall@1']):>6}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
