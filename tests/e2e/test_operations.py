@@ -179,9 +179,11 @@ async def test_every_surface_gives_the_same_result(shared_client: LanguageClient
         by_mcp = payload(await mcp.call_tool(name, mcp_arguments(op, args)))
         assert want["command"] == name
         assert by_jsonl == want, (name, args, "jsonl")
-        if args.get("rank") != "hybrid" or unavailable() is not None:  # the language server has no vector arm
+        # with the embeddings extra the servers build vectors in the background: a hybrid answer
+        # may come before them (lexical arms) or after (the CLI's, which embeds first)
+        if args.get("rank") != "hybrid" or unavailable() is not None:
             assert by_wiki == want, (name, args, "wiki")
-        assert by_mcp == want, (name, args, "mcp")
+            assert by_mcp == want, (name, args, "mcp")
     # the cases find something: no equality here is between two empty answers
     lists = {"search": "hits", "grep": "matches", "glob": "files", "related": "hits", "links": "incoming"}
     for (name, args), want in zip(CASES, from_cli):

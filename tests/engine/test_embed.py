@@ -83,3 +83,88 @@ def test_the_packaged_model_embeds_offline(tmp_path):
     index = vaultlens.engine.embed.VectorIndex("vault", directory=str(tmp_path))
     assert index.update(vault) > 0
     assert index.rank(vault, parse_query("earthworms"), 1) == ["Worms.md"]
+
+
+# --- the background build of long-lived processes ---------------------------------------------
+
+
+def test_background_vectors_are_handed_out_once_built_and_follow_the_vault(tmp_path):
+    vault = build_vault(FILES)
+    made = []
+
+    def make(v):
+        made.append(v.root)
+        return vaultlens.engine.embed.VectorIndex("vault", encode=letters, directory=str(tmp_path))
+
+    background = vaultlens.engine.embed.BackgroundVectors(make_index=make)
+    assert background.reason is None
+    background.kick(vault)
+    assert background.wait(30)
+    index = background.arm(vault)
+    assert index is not None and background.error is None
+    assert {m.via for h in hybrid(vault, "compost", index) for m in h.matched} == {"lexical", "vector"}
+    # a changed vault is re-embedded in the background, with the same index (the model loads once)
+    vault.upsert(build_vault({"Moles.md": "Moles dig tunnels.\n"}).pages["Moles.md"])
+    assert background.arm(vault) is index  # the old vectors answer meanwhile
+    assert background.wait(30)
+    assert "Moles.md" in index.keys and len(made) == 1
+
+
+def test_background_vectors_without_the_extra_do_nothing(monkeypatch):
+    monkeypatch.setattr(vaultlens.engine.embed, "unavailable", lambda: "no extra here")
+    background = vaultlens.engine.embed.BackgroundVectors()
+    background.kick(build_vault(FILES))
+    assert background.reason == "no extra here"
+    assert background.arm() is None and background.wait(1)
+
+
+def test_background_vectors_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("VAULTLENS_VECTORS", "off")
+    background = vaultlens.engine.embed.BackgroundVectors()
+    assert background.reason is not None
+    background.kick(build_vault(FILES))
+    assert background.arm() is None
+
+
+def test_safetensors_are_read_by_name_shape_and_type(tmp_path):
+    import json
+    import struct
+
+    from vaultlens.engine.minilm import read_safetensors
+
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.array([7, 8], dtype=np.int64)
+    header = {
+        "__metadata__": {"format": "pt"},
+        "a": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]},
+        "b": {"dtype": "I64", "shape": [2], "data_offsets": [24, 40]},
+    }
+    raw = json.dumps(header).encode()
+    path = tmp_path / "t.safetensors"
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + a.tobytes() + b.tobytes())
+    tensors = read_safetensors(str(path))
+    assert sorted(tensors) == ["a", "b"]
+    assert (tensors["a"] == a).all() and (tensors["b"] == b).all()
+
+
+def test_gelu_uses_an_erf_within_its_stated_error():
+    import math
+
+    from vaultlens.engine.minilm import _erf
+
+    xs = np.linspace(-4, 4, 801, dtype=np.float32)
+    # 1.5e-7 in exact arithmetic (A&S 7.1.26), plus float32 rounding
+    assert max(abs(float(e) - math.erf(float(x))) for x, e in zip(xs, _erf(xs))) < 5e-7
+
+
+@pytest.mark.skipif(vaultlens.engine.embed.unavailable() is not None, reason="the embeddings extra is not installed")
+def test_the_numpy_encoder_batches_by_length_without_changing_a_vector():
+    from vaultlens.engine.minilm import MiniLM
+
+    model = MiniLM(vaultlens.engine.embed.model_folder())
+    texts = ["compost", "how do I feed the soil with compost tea", "worms"]
+    together = model.encode(texts, batch_tokens=64)
+    alone = np.stack([model.encode([t])[0] for t in texts])
+    assert np.allclose(together, alone, atol=1e-5)
+    unit = together / np.linalg.norm(together, axis=1, keepdims=True)
+    assert unit[0] @ unit[2] < unit[0] @ unit[1]  # compost is nearer the compost question than worms

@@ -19,7 +19,16 @@ from vaultkit import build_vault, components, hits_for, payload_text, write_vaul
 import vaultlens.engine.embed
 from vaultlens.engine import cli
 from vaultlens.engine.bm25 import bm25f_rank
-from vaultlens.engine.hybrid import Arm, fuse, rrf_points
+from vaultlens.engine.hybrid import (
+    ARM_WEIGHTS,
+    NAME_WEIGHT,
+    VECTOR_RRF_K,
+    Arm,
+    fuse,
+    hybrid_arms,
+    name_matches,
+    rrf_points,
+)
 from vaultlens.engine.query import parse_query
 from vaultlens.engine.search import search
 from vaultlens.engine.weights import RRF_K
@@ -40,14 +49,18 @@ def hybrid(vault, text: str, vectors=None, **options):
 def test_hybrid_hits_carry_one_rrf_component_per_arm():
     vault = build_vault(FILES)
     hits = hybrid(vault, "compost")
-    default = [h.page.path for h in hits_for(vault, "compost")]
+    default_hits = hits_for(vault, "compost")
+    default = [h.page.path for h in default_hits]
     lexical = bm25f_rank(vault, parse_query("compost"), 100)
+    names = name_matches(default_hits)
+    assert names == ["Compost.md"]  # the query is its title: the name arm ranks it too
     for hit in hits:
         expected = []
-        for arm, ranked in (("default", default), ("bm25f", lexical)):
+        for arm, ranked in (("default", default), ("bm25f", lexical), ("name", names)):
             if hit.page.path in ranked:
                 rank = ranked.index(hit.page.path)
-                expected.append(("rrf", arm, rank + 1, round(1 / (RRF_K + rank), 6), "", "lexical"))
+                weight = NAME_WEIGHT if arm == "name" else ARM_WEIGHTS[arm]
+                expected.append(("rrf", arm, rank + 1, round(weight / (RRF_K + rank), 6), "", "lexical"))
         assert sorted(components(hit)) == sorted(expected)
         assert components(hit) == sorted(components(hit), key=lambda c: (-c[3], c[1]))
     assert hits[0].page.path == "Compost.md"
@@ -107,8 +120,25 @@ def test_fuse_ranks_agreement_first():
     ]
     hits = fuse(vault, query, arms)
     assert [h.page.path for h in hits] == ["Worms.md", "Compost.md", "garden/Soil.md"]
-    assert hits[0].score == round(rrf_points(1) + rrf_points(0) + rrf_points(1), 6)
+    vector = ARM_WEIGHTS["vector"]
+    assert hits[0].score == round(rrf_points(1) + rrf_points(0) + rrf_points(1, vector), 6)
     assert [(m.term, m.hits, m.via) for m in hits[2].matched] == [("vector", 1, "vector")]
+
+
+def test_with_a_vector_arm_the_first_ranks_decide_and_an_exact_title_stays_first():
+    vault = build_vault(FILES)
+    query = parse_query("compost", rank="hybrid")
+    default_hits = hits_for(vault, "compost")
+    assert default_hits[0].page.path == "Compost.md"
+    # every other arm puts Compost.md last; the name arm keeps it first
+    others = ["Worms.md", "garden/Soil.md", "notes/Tea.md", "Compost.md"]
+    arms = hybrid_arms(default_hits, others, others)
+    assert [a.name for a in arms] == ["default", "bm25f", "vector", "name"]
+    hits = fuse(vault, query, arms, k=VECTOR_RRF_K)
+    assert hits[0].page.path == "Compost.md"
+    for hit in hits:
+        weights = {**ARM_WEIGHTS, "name": NAME_WEIGHT}
+        assert all(m.points == round(weights[m.term] / (VECTOR_RRF_K + m.hits - 1), 6) for m in hit.matched)
 
 
 def test_rank_is_validated():

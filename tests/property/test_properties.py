@@ -121,7 +121,7 @@ def test_hybrid_scores_are_rounded_sums_of_rrf_points_whatever_the_build_order(f
         assert {m.channel for m in hit.matched} == {"rrf"}
         assert hit.score == round(math.fsum(m.points for m in hit.matched), 6)
         arms = [m.term for m in hit.matched]
-        assert len(arms) == len(set(arms)) and set(arms) <= {"default", "bm25f", "vector"}  # one per arm
+        assert len(arms) == len(set(arms)) and set(arms) <= {"default", "bm25f", "vector", "name"}  # one per arm
         assert hit.via in ("lexical", "vector", "lexical+vector")
     order = data.draw(st.permutations(list(files)))
     expected = payload_text(vault, query, graph=graph, rank="hybrid")
