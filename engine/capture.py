@@ -344,8 +344,10 @@ _MAX_NAME_WORDS = 6
 
 def related_candidates(vault: Vault, title: str, body: str, limit: int = MAX_RELATED) -> list[dict[str, Any]]:
     """Existing pages whose title or alias the text names, best first: more mentions first, then
-    longer names (more specific), then title matches before alias matches, then path. A name of
-    one word shorter than 4 letters is too common to count. Never put into the text."""
+    longer names (more specific), then title matches before alias matches, then path. The words
+    are read left to right and the longest name at each place counts (so "hot composting" does
+    not count for "Composting" too); a one-word name shorter than 4 letters is too common to
+    count. Never put into the text."""
     words = tokenize(f"{title}\n{body}")
     names: dict[str, tuple[str, str]] = {}  # casefolded name -> (via, name as the page has it)
     for path, page in vault.pages.items():
@@ -356,13 +358,16 @@ def related_candidates(vault: Vault, title: str, body: str, limit: int = MAX_REL
             names.setdefault(key, (via, name))
     counts: dict[str, int] = {}
     n = len(words)
-    for i in range(n):
-        for size in range(1, _MAX_NAME_WORDS + 1):
-            if i + size > n:
-                break
+    i = 0
+    while i < n:  # the longest name at each word wins ("thermophilic composting", not "composting")
+        for size in range(min(_MAX_NAME_WORDS, n - i), 0, -1):
             key = " ".join(words[i : i + size])
             if key in names:
                 counts[key] = counts.get(key, 0) + 1
+                i += size
+                break
+        else:
+            i += 1
     out = []
     for key, mentions in counts.items():
         via, name = names[key]
