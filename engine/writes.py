@@ -124,7 +124,120 @@ def write_text(root: str, rel: str, text: str, *, create: bool, version: str | N
 
     ``create``: the page must not exist (never overwritten, even by a file made meanwhile).
     Else it must exist, and when ``version`` is given, match it right before the rename.
+
+    Where the platform has ``dir_fd`` calls, every folder on the way is opened relative to the
+    one before with ``O_NOFOLLOW`` and the file is made and renamed inside the folder opened, so
+    a folder swapped for a symbolic link between the checks and the write is still never
+    written through.
     """
+    confined_target(root, rel)
+    parts = rel.split("/")
+    data = text.encode("utf-8")
+    if not _HAS_DIR_FD:  # pragma: no cover - Windows: the path checks above are what there is
+        return _write_by_path(root, rel, data, text, create=create, version=version)
+    folder = _open_folder(root, parts[:-1], rel)
+    name = parts[-1]
+    try:
+        mode = 0o644
+        if not create:
+            try:
+                st = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            except FileNotFoundError:
+                raise WriteError(f"{rel} does not exist (it was moved or deleted): nothing written") from None
+            if not stat.S_ISREG(st.st_mode):
+                raise OutsideVault(errno.EACCES, "the page is not a regular file: not written through", rel)
+            mode = stat.S_IMODE(st.st_mode)
+        temp = _temp_name(folder, mode)
+        try:
+            fd, temp_name = temp
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            if create:
+                try:
+                    os.link(temp_name, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+                except FileExistsError:
+                    raise WriteError(f"{rel} already exists: nothing written") from None
+                except OSError:  # a file system without hard links
+                    if _exists_in(folder, name):
+                        raise WriteError(f"{rel} already exists: nothing written") from None
+                    os.replace(temp_name, name, src_dir_fd=folder, dst_dir_fd=folder)
+            else:
+                if version is not None:
+                    _check_version_in(folder, name, rel, version)
+                os.replace(temp_name, name, src_dir_fd=folder, dst_dir_fd=folder)
+        finally:
+            if _exists_in(folder, temp[1]):
+                os.unlink(temp[1], dir_fd=folder)
+    finally:
+        os.close(folder)
+    return page_version(text)
+
+
+_HAS_DIR_FD = os.open in os.supports_dir_fd and os.replace in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") \
+    and hasattr(os, "O_DIRECTORY")
+
+
+def _open_folder(root: str, parts: list[str], rel: str) -> int:
+    """A descriptor of the folder ``parts`` under ``root``, each step opened with O_NOFOLLOW
+    (made when missing): OutsideVault when one is a symbolic link or not a folder."""
+    flags = os.O_RDONLY | os.O_DIRECTORY
+    fd = os.open(root, flags)
+    try:
+        for part in parts:
+            try:
+                step = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                os.mkdir(part, 0o755, dir_fd=fd)
+                step = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                    raise OutsideVault(errno.EACCES, "a folder on the way is a symbolic link or a file: not written through", rel) from None
+                raise
+            os.close(fd)
+            fd = step
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _exists_in(folder: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _temp_name(folder: int, mode: int) -> tuple[int, str]:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    for _ in range(100):
+        name = f"{_TEMP_PREFIX}{os.urandom(6).hex()}.tmp"
+        try:
+            return os.open(name, flags, mode, dir_fd=folder), name
+        except FileExistsError:
+            continue
+    raise WriteError("cannot make a temporary file for the page")
+
+
+def _check_version_in(folder: int, name: str, rel: str, version: str) -> None:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0), dir_fd=folder)
+    except FileNotFoundError:
+        raise WriteError(f"{rel} does not exist (it was moved or deleted): nothing written") from None
+    with os.fdopen(fd, "rb") as f:
+        now = page_version(f.read().decode("utf-8", errors="replace"))
+    if now != version.strip():
+        raise WriteError(
+            f"{rel} changed since it was read (version {version.strip()}, now {now}): nothing written; "
+            "read it again and redo the change on what it holds now"
+        )
+
+
+def _write_by_path(root: str, rel: str, data: bytes, text: str, *, create: bool,
+                   version: str | None) -> str:  # pragma: no cover - platforms without dir_fd
     full = confined_target(root, rel)
     folder = os.path.dirname(full)
     mode = 0o644
@@ -134,8 +247,7 @@ def write_text(root: str, rel: str, text: str, *, create: bool, version: str | N
         except FileNotFoundError:
             raise WriteError(f"{rel} does not exist (it was moved or deleted): nothing written") from None
     os.makedirs(folder, exist_ok=True)
-    confined_target(root, rel)  # the folders just made are real folders inside the vault
-    data = text.encode("utf-8")
+    confined_target(root, rel)
     fd, temp = _temp_file(folder, mode)
     try:
         with os.fdopen(fd, "wb") as out:
@@ -143,14 +255,9 @@ def write_text(root: str, rel: str, text: str, *, create: bool, version: str | N
             out.flush()
             os.fsync(out.fileno())
         if create:
-            try:
-                os.link(temp, full)  # fails when the name is taken: no overwrite, ever
-            except FileExistsError:
-                raise WriteError(f"{rel} already exists: nothing written") from None
-            except OSError:  # a file system without hard links
-                if os.path.lexists(full):
-                    raise WriteError(f"{rel} already exists: nothing written") from None
-                os.replace(temp, full)
+            if os.path.lexists(full):
+                raise WriteError(f"{rel} already exists: nothing written")
+            os.replace(temp, full)
         else:
             if version is not None:
                 check_version(root, rel, version)
@@ -161,7 +268,7 @@ def write_text(root: str, rel: str, text: str, *, create: bool, version: str | N
     return page_version(text)
 
 
-def _temp_file(folder: str, mode: int) -> tuple[int, str]:
+def _temp_file(folder: str, mode: int) -> tuple[int, str]:  # pragma: no cover - platforms without dir_fd
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     for _ in range(100):
         name = os.path.join(folder, f"{_TEMP_PREFIX}{os.urandom(6).hex()}.tmp")

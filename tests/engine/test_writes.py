@@ -102,6 +102,15 @@ def test_a_symlinked_folder_is_never_written_through(root: Path, tmp_path_factor
     assert not (outside / "target.md").exists()
 
 
+@pytest.mark.skipif(not writes._HAS_DIR_FD, reason="no dir_fd calls on this platform")
+def test_a_folder_swapped_for_a_link_after_the_checks_is_not_written_through(root: Path, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside")
+    os.symlink(outside, root / "swapped")  # as if made between confined_target and the write
+    with pytest.raises(OutsideVault):
+        writes._open_folder(str(root), ["swapped"], "swapped/x.md")
+    assert list(outside.iterdir()) == []
+
+
 def test_append_under_a_heading_made_when_missing(root: Path):
     vault = open_(root)
     r1 = writes.append_to_page(vault, str(root), "Composting", "new note with [[Tomatoes]]", heading="Notes")
