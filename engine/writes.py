@@ -175,8 +175,9 @@ def write_text(root: str, rel: str, text: str, *, create: bool, version: str | N
     return page_version(text)
 
 
-_HAS_DIR_FD = os.open in os.supports_dir_fd and os.replace in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") \
-    and hasattr(os, "O_DIRECTORY")
+# os.replace takes src_dir_fd/dst_dir_fd on POSIX though os.supports_dir_fd lists only ``dir_fd`` users
+_HAS_DIR_FD = os.name == "posix" and all(f in os.supports_dir_fd for f in (os.open, os.stat, os.mkdir, os.unlink)) \
+    and hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY")
 
 
 def _open_folder(root: str, parts: list[str], rel: str) -> int:

@@ -151,7 +151,7 @@ def test_an_ambiguous_page_name_is_refused_for_writes(root: Path):
 
 
 def test_a_failed_write_leaves_no_temporary_file(root: Path, monkeypatch):
-    def fail(*args):
+    def fail(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", fail)
