@@ -374,7 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
-            names = ", ".join([*BY_NAME, "jsonl", "lsp"])
+            names = ", ".join([*BY_NAME, "add", *WRITE_COMMANDS, "jsonl", "lsp"])
             raise UsageError(f"a command is required: {names} (see vaultlens --help)")
         if args.command == "jsonl":
             return cmd_jsonl(args)
