@@ -510,10 +510,13 @@ def find_for_write(vault: Vault, name: str) -> str:
     from .retrieve import page_choice
 
     text = name.strip()
-    if text.replace("\\", "/").lstrip("./") in vault.pages:
-        return text.replace("\\", "/").lstrip("./")
-    if text.replace("\\", "/").startswith(("/", "../")) or "/../" in text.replace("\\", "/"):
+    slashed = text.replace("\\", "/")
+    if slashed.startswith(("/", "../")) or "/../" in slashed or slashed == ".." or os.path.isabs(text):
         raise OutsideVault(errno.EACCES, "the path leads outside the vault", name)
+    while slashed.startswith("./"):
+        slashed = slashed[2:]
+    if slashed in vault.pages:
+        return slashed
     page, candidates = page_choice(vault, name)
     if candidates:
         raise WriteError(f"{name!r} names {len(candidates)} pages ({', '.join(candidates)}): give the path of one")

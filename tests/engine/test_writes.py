@@ -144,6 +144,12 @@ def test_edit_replaces_one_exact_span_of_the_version_read(root: Path):
     assert result["version"] == writes.page_version((root / rel).read_text())
 
 
+@pytest.mark.parametrize("name", ["../garden/Tomatoes.md", "garden/../../x.md", "/etc/hosts", ".."])
+def test_a_page_named_outside_the_vault_is_refused(root: Path, name: str):
+    with pytest.raises(OutsideVault):
+        writes.append_to_page(open_(root), str(root), name, "x")
+
+
 def test_an_ambiguous_page_name_is_refused_for_writes(root: Path):
     vault = open_(root)
     with pytest.raises(writes.WriteError, match="names 2 pages"):
