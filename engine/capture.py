@@ -232,7 +232,8 @@ def html_to_markdown(html: str, base_url: str | None = None) -> tuple[str, str]:
         from readability import Document as Readable
     except ImportError:
         raise CaptureError(
-            "HTML capture needs the capture extra: pip install 'vaultlens[capture]' (Markdown and text need nothing)"
+            "HTML capture needs the capture extra (readability-lxml and markdownify): install vaultlens with "
+            "'.[capture]' (Markdown and text need nothing)"
         ) from None
     try:
         page = lxml.html.fromstring(html)
