@@ -16,7 +16,7 @@ from typing import Any
 from . import __version__
 from .cache import CacheOptions
 from .operation import Operation, Param, Source, check_object, disk_source
-from .ops import BY_NAME, OPERATIONS
+from .ops import ADD, BY_NAME, OPERATIONS, WRITES
 from .query import RANKS
 from .render import dumps
 from .scan import open_vault
@@ -95,6 +95,18 @@ def build_parser() -> argparse.ArgumentParser:
             "nothing else, for scripts; json: the result object.",
         )
         _add_no_cache(command)
+
+    for op in WRITES:
+        if op is ADD:
+            continue
+        command = sub.add_parser(op.name.replace("_", "-"), help=_escape(op.summary), description=_escape(op.summary))
+        for param in op.params:
+            _add_param(command, param)
+        command.add_argument("--vault", metavar="DIR", help=VAULT_HELP)
+        command.add_argument("--json", action="store_true", help="Print the result object as JSON.")
+        command.add_argument("--format", choices=("text", "json"), default=None, help=argparse.SUPPRESS)
+        _add_no_cache(command)
+    _add_add(sub)
 
     j = sub.add_parser(
         "jsonl", help="Answer JSON-lines requests on stdin, one result object per line.",
@@ -270,6 +282,91 @@ def jsonl_answer(request: Any, source: Source, defaults: dict[str, Any] | None =
     return op.run(source, **check_object(op, data, also=("command",)))
 
 
+WRITE_COMMANDS = {op.name.replace("_", "-"): op for op in WRITES if op is not ADD}
+EXIT_DECLINED = 1
+
+
+def _add_add(sub: Any) -> None:
+    """``vaultlens add REF``: written by hand (not generated from ``ops.ADD``) because it shows the
+    page and asks before writing; the engine calls are the ``add`` tool's (``engine.capture``)."""
+    command = sub.add_parser(
+        "add", help="Capture a URL, a local file or standard input (-) as a page, with its provenance.",
+        description="Capture one document as a page: a URL (http/https), a local file (Markdown, HTML, text) or - "
+        "for standard input. Shows the page and asks before writing it to the capture folder.",
+    )
+    command.add_argument("ref", metavar="REF", help="A URL, a file path, or - for standard input.")
+    for param in ADD.params[1:]:
+        if param.name != "dry_run":
+            _add_param(command, param)
+    command.add_argument("--dry-run", dest="dry_run", action="store_true", help="Show the page; write nothing.")
+    command.add_argument("-y", "--yes", action="store_true", help="Write without asking.")
+    command.add_argument("--vault", metavar="DIR", help=VAULT_HELP)
+    command.add_argument("--json", action="store_true", help="Print what was (or would be) written as JSON.")
+    _add_no_cache(command)
+
+
+def _ask(question: str, from_tty: bool) -> bool:
+    """A yes from the person at the terminal (standard input, or /dev/tty when stdin is the page)."""
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    try:
+        if from_tty:
+            with open("/dev/tty", encoding="utf-8") as tty:
+                answer = tty.readline()
+        else:
+            answer = sys.stdin.readline()
+    except OSError:
+        answer = ""
+    if not answer:
+        sys.stderr.write("\n")
+    return answer.strip().lower() in ("y", "yes")
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    """``vaultlens add REF``: capture, show, ask, write (atomically); exit 2 for a capture error."""
+    from . import capture
+
+    source = _source(args)
+    settings = capture.capture_settings(source.root)
+    stdin = sys.stdin.buffer.read() if args.ref == "-" else None
+    try:
+        doc = capture.load(args.ref, args.max_bytes or settings.max_bytes, stdin)
+        cap = capture.capture(source.vault, source.root, doc, folder=args.folder, slug=args.slug, update=args.update)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    show = sys.stderr if args.json else sys.stdout
+    if not (args.json and (args.yes or args.dry_run)):
+        show.write(cap.text if cap.text.endswith("\n") else cap.text + "\n")
+        show.write(f"\n-- {'replaces' if cap.replaces else 'new page'} {cap.path}; type: {cap.meta['type']} ({cap.why})\n")
+        if cap.related:
+            show.write("-- suggested links (in `related`, not put into the text):\n")
+            for c in cap.related:
+                show.write(f"   {c['link']}  ({c['file']}; {c['mentions']} mention{'s' if c['mentions'] != 1 else ''} "
+                           f"of {c['name']!r})\n")
+        for line in _links_lines(cap.links):
+            show.write(line + "\n")
+        show.flush()
+    version = None
+    if not args.dry_run:
+        if not args.yes and not _ask(f"Write {cap.path}? [y/N] ", from_tty=args.ref == "-"):
+            sys.stderr.write("vaultlens: nothing written\n")
+            return EXIT_DECLINED
+        try:
+            version = capture.write_capture(source.vault, source.root, cap)
+        except (ValueError, OSError) as exc:
+            raise UsageError(f"{exc}") from None
+        if not args.json:
+            sys.stdout.write(f"wrote {cap.path}\n")
+    if args.json:
+        sys.stdout.write(dumps(capture.payload(source.vault, cap, version)) + "\n")
+    return 0
+
+
+def _links_lines(report: list[dict[str, Any]]) -> list[str]:
+    bad = [e for e in report if e["status"] in ("unresolved", "ambiguous", "alias")]
+    return [f"-- link {e['target']!r} (line {e['line']}): {e['status']}" for e in bad]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one engine command; returns the process exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -277,10 +374,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
-            names = ", ".join([*BY_NAME, "jsonl", "lsp"])
+            names = ", ".join([*BY_NAME, "add", *WRITE_COMMANDS, "jsonl", "lsp"])
             raise UsageError(f"a command is required: {names} (see vaultlens --help)")
         if args.command == "jsonl":
             return cmd_jsonl(args)
+        if args.command == "add":
+            return cmd_add(args)
+        if args.command in WRITE_COMMANDS:
+            return run_operation(WRITE_COMMANDS[args.command], args)
         return run_operation(BY_NAME[args.command], args)
     except UsageError as exc:
         sys.stderr.write(f"vaultlens: error: {exc}\n")

@@ -375,7 +375,24 @@ def _read(source: Source, page: str, *, level: int) -> dict[str, Any]:
             full = source.text(found.path)
         except OSError as exc:
             raise retrieve.RetrievalError(f"cannot read {found.path}: {exc.strerror or exc}") from None
-    return retrieve.read(source.vault, page, level, full)
+    payload = retrieve.read(source.vault, page, level, full)
+    return _with_version(source, payload, full)
+
+
+def _with_version(source: Source, payload: dict[str, Any], full: str | None) -> dict[str, Any]:
+    """``payload`` with ``version``: the page's text as the source has it, hashed
+    (``engine.writes.page_version``), what a write tool must be given back."""
+    from .writes import page_version
+
+    text = full
+    if text is None:
+        try:
+            text = source.text(payload["page"])
+        except OSError:
+            text = None
+    if text is not None:
+        payload["version"] = page_version(text)
+    return payload
 
 
 READ = Operation(
@@ -385,7 +402,7 @@ READ = Operation(
 Read one page at a chosen level of detail: 0 abstract, 1 overview (default), 2 full text.
 
 Skim with 0 or 1 to decide whether a page matters before spending context on level 2.
-The result names the page's path and title.""",
+The result names the page's path and title, and its `version` (pass it back to a write tool).""",
     params=(
         page_param(),
         Param(
@@ -474,3 +491,196 @@ edges are frontmatter relations (sources, related, depends_on) with a direction.
 
 OPERATIONS: tuple[Operation, ...] = (SEARCH, GREP, GLOB, READ, RELATED, LINKS)
 BY_NAME = {op.name: op for op in OPERATIONS}
+
+
+# --- writes ------------------------------------------------------------------------------------
+# The operations that change the vault (engine/writes.py, engine/capture.py). They are not in
+# OPERATIONS: the language server never offers them (it changes files only by WorkspaceEdits),
+# ``jsonl`` answers reads only, and ``vaultlens mcp`` offers them only with --allow-writes. The
+# command line has ``create-page``, ``append-to-page``, ``edit-page`` built from these, and
+# ``add`` (engine/cli.py: it shows the page and asks before writing, which no generated command
+# does), which calls the same ``engine.capture`` functions as the ``add`` tool here.
+
+_STRICT = Param("strict_links", bool, "Refuse to write when a link in the text resolves to no page or to several "
+                "(the `links` report says which, with suggestions).", default=False)
+_VERSION = Param("version", str, "The page's `version` as `read` (or the last write) returned it: the write is refused "
+                 "when the file changed since.", metavar="V")
+
+
+def _write_error(run):
+    """``run`` with write refusals (OutsideVault, a disk error) as messages for the caller."""
+    import functools
+
+    @functools.wraps(run)
+    def guarded(source: Source, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        from .scan import OutsideVault
+
+        try:
+            return run(source, *args, **kwargs)
+        except OutsideVault as exc:
+            raise ValueError(f"refused: {exc.filename}: {exc.strerror}: nothing written") from None
+        except OSError as exc:
+            raise ValueError(f"cannot write {exc.filename or 'the page'}: {exc.strerror or exc}: nothing written") from None
+
+    return guarded
+
+
+def _create_page(source: Source, title: str, *, body: str, folder: str | None, path: str | None,
+                 frontmatter: dict[str, Any], tags: list[str], strict_links: bool) -> dict[str, Any]:
+    from .writes import create_page
+
+    return create_page(source.vault, source.root, title, body=body, folder=folder, path=path,
+                       frontmatter=frontmatter, tags=tags, strict_links=strict_links)
+
+
+def _links_note(payload: dict[str, Any]) -> str | None:
+    counts = payload.get("link_summary") or {}
+    bad = [f"{counts[k]} {k}" for k in ("unresolved", "ambiguous", "alias") if counts.get(k)]
+    return "links: " + ", ".join(bad) if bad else None
+
+
+def _write_text(payload: dict[str, Any]) -> list[str]:
+    lines = [f"{'wrote' if payload.get('written') else 'would write'} {payload['path']}  ({payload.get('version')})"]
+    for e in payload["links"]:
+        where = f"{e['line']}:{e['column']}"
+        if e["status"] == "unresolved":
+            maybe = ", ".join(s["link"] for s in e.get("suggestions", ())) or "no similar page"
+            lines.append(f"  {where} [[{e['target']}]] unresolved; did you mean {maybe}")
+        elif e["status"] == "ambiguous":
+            lines.append(f"  {where} [[{e['target']}]] ambiguous: {', '.join(e['candidates'])}")
+        elif e["status"] == "alias":
+            lines.append(f"  {where} [[{e['target']}]] alias of {e['file']} (write {e['fix']})")
+        else:
+            lines.append(f"  {where} [[{e['target']}]] -> {e['file'] or '(attachment)'}")
+    return lines
+
+
+CREATE_PAGE = Operation(
+    name="create_page",
+    title="Create a page",
+    description="""\
+Create a new page (never over an existing one) and report every link it holds.
+
+The file is named by the title in `folder`; frontmatter and tags go in the YAML header. The
+result has the new `path`, its `version` (for later edits) and `links`: each link resolved (to
+which page), ambiguous (the candidates), alias (reached only through an alias) or unresolved
+(with suggested pages). A page with the same title or file name elsewhere is refused: edit it.""",
+    params=(
+        Param("title", str, "The page's title (also its file name, less characters no file name takes).", required=True),
+        Param("body", str, "The Markdown text of the page (below the frontmatter).", default="", metavar="TEXT"),
+        Param("folder", str, "The vault-relative folder to put it in (default: the top of the vault).", metavar="F"),
+        Param("path", str, "Instead of title and folder: the exact vault-relative path (ending in .md).", metavar="P"),
+        Param("frontmatter", dict, "Frontmatter keys and values to write.", metavar="KEY=VALUE",
+              expects="an object of frontmatter KEY: VALUE"),
+        Param("tags", list, "Tags for the frontmatter.", metavar="TAG"),
+        _STRICT,
+    ),
+    run=_write_error(_create_page),
+    result="WriteResult",
+    text=_write_text,
+    note=_links_note,
+)
+
+
+def _append(source: Source, page: str, text: str, *, heading: str | None, version: str | None,
+            strict_links: bool) -> dict[str, Any]:
+    from .writes import append_to_page
+
+    return append_to_page(source.vault, source.root, page, text, heading=heading, version=version,
+                          strict_links=strict_links)
+
+
+APPEND_TO_PAGE = Operation(
+    name="append_to_page",
+    title="Append to a page",
+    description="""\
+Add text at the end of a page, or at the end of one of its sections (the heading is made when missing).
+
+Returns the page's new `version` and the `links` report of the added text.""",
+    params=(
+        page_param(),
+        Param("text", str, "The Markdown text to add.", required=True),
+        Param("heading", str, "Add it at the end of this section (its heading text; '## Notes' sets the level of "
+              "a heading made at the end of the page when it has none).", metavar="H"),
+        _VERSION,
+        _STRICT,
+    ),
+    run=_write_error(_append),
+    result="WriteResult",
+    text=_write_text,
+    note=_links_note,
+)
+
+
+def _edit(source: Source, page: str, old_text: str, new_text: str, *, version: str | None,
+          strict_links: bool) -> dict[str, Any]:
+    from .writes import edit_page
+
+    return edit_page(source.vault, source.root, page, old_text, new_text, version=version,
+                     strict_links=strict_links)
+
+
+EDIT_PAGE = Operation(
+    name="edit_page",
+    title="Edit a page",
+    description="""\
+Replace an exact span of a page's text, which must stand in it exactly once, by new text.
+
+`version` is required: `read` the page first and pass its `version`; a page changed since is
+refused (read it again). Returns the new `version` and the `links` report of the new text.""",
+    params=(
+        page_param(),
+        Param("old_text", str, "The exact text to replace (it must occur exactly once).", required=True),
+        Param("new_text", str, "The text to put in its place ('' deletes it).", required=True),
+        _VERSION,
+        _STRICT,
+    ),
+    run=_write_error(_edit),
+    result="WriteResult",
+    text=_write_text,
+    note=_links_note,
+)
+
+
+def _add(source: Source, ref: str, *, folder: str | None, slug: str | None, update: bool, dry_run: bool,
+         max_bytes: int | None) -> dict[str, Any]:
+    from . import capture
+
+    if not capture.is_url(ref):
+        raise ValueError(f"{ref}: the add tool captures http and https URLs; for text you have, use create_page")
+    settings = capture.capture_settings(source.root)
+    doc = capture.load(ref, max_bytes or settings.max_bytes)
+    cap = capture.capture(source.vault, source.root, doc, folder=folder, slug=slug, update=update)
+    version = None if dry_run else capture.write_capture(source.vault, source.root, cap)
+    return capture.payload(source.vault, cap, version)
+
+
+ADD = Operation(
+    name="add",
+    title="Capture a web page",
+    description="""\
+Fetch one web page (http/https) and save it as a page with its provenance, in the capture folder.
+
+HTML becomes clean Markdown (menus and footers dropped). The frontmatter records `source`,
+`fetched` (UTC), `provenance: inferred`, `content_hash`, an inferred `type`/`usage` and `related`:
+existing pages the text names, as suggestions (never put into the text). Never overwrites a
+page; `update` replaces the page from the same URL only while nobody edited it. `dry_run`
+returns the page without writing it.""",
+    params=(
+        Param("ref", str, "The URL (http or https).", required=True, metavar="REF"),
+        Param("folder", str, "The vault-relative folder (default: capture.folder, else Obsidian's new-note "
+              "folder, else inbox).", metavar="F"),
+        Param("slug", str, "The file name instead of one made from the title.", metavar="NAME"),
+        Param("update", bool, "Replace the page captured from the same source (refused if it was edited or reviewed).",
+              default=False),
+        Param("dry_run", bool, "Return the page without writing it.", default=False),
+        Param("max_bytes", int, "The largest document accepted (default: capture.max_bytes, 5 MB).", minimum=1, metavar="N"),
+    ),
+    run=_write_error(_add),
+    result="AddResult",
+    text=lambda payload: [payload["content"]],
+    note=_links_note,
+)
+
+WRITES: tuple[Operation, ...] = (CREATE_PAGE, APPEND_TO_PAGE, EDIT_PAGE, ADD)
+WRITES_BY_NAME = {op.name: op for op in WRITES}

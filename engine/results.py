@@ -112,6 +112,7 @@ class ReadResult(TypedDict):
     title: str
     level: int
     content: str
+    version: NotRequired[str]  # the page text's hash: a write tool must be given it back
     ambiguous: NotRequired[bool]  # the name named several pages: this is the best-linked
     candidates: NotRequired[list[dict[str, Any]]]  # each {file, title, backlinks}, the chosen first
     time: NotRequired[float]  # seconds, measured: left out with no_timing / VAULTLENS_TIMING=off
@@ -141,3 +142,45 @@ class LinksResult(TypedDict):
     ambiguous: NotRequired[bool]
     candidates: NotRequired[list[dict[str, Any]]]
     time: NotRequired[float]  # seconds, measured: left out with no_timing / VAULTLENS_TIMING=off
+
+
+class WrittenLink(TypedDict):
+    """One link in written text and where it leads (engine/writes.py ``link_entry``)."""
+
+    target: str
+    kind: str
+    line: int
+    column: int
+    status: Literal["resolved", "ambiguous", "alias", "unresolved", "attachment"]
+    file: str | None
+    via: NotRequired[str]
+    candidates: NotRequired[list[str]]  # ambiguous: every page it could mean
+    suggestions: NotRequired[list[dict[str, str]]]  # unresolved: {file, title, link}, best first
+    title: NotRequired[str]
+    fix: NotRequired[str]  # alias: the link written so that Obsidian follows it
+
+
+class WriteResult(TypedDict):
+    """What `create_page`, `append_to_page` and `edit_page` return."""
+
+    command: str
+    vault: str
+    path: str
+    version: str | None  # the page's new version (pass it to the next write)
+    written: bool
+    links: list[WrittenLink]
+    link_summary: dict[str, int]
+    title: NotRequired[str]
+
+
+class AddResult(WriteResult):
+    """What `vaultlens add --json` prints and the `add` tool returns."""
+
+    replaced: bool
+    source: str
+    type: str
+    usage: str
+    why: str  # the rule that chose `type`
+    related: list[dict[str, Any]]  # candidate links: {title, file, via, name, mentions, link}
+    frontmatter: dict[str, Any]
+    content: str  # the whole page as (to be) written

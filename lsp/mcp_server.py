@@ -38,7 +38,7 @@ from vaultlens.engine.cli import UsageError, resolve_vault
 from vaultlens.engine.render import compact_dumps, dumps
 from vaultlens.engine.scan import list_pages, open_vault, read_bytes
 from vaultlens.engine.operation import Operation, Param, disk_source
-from vaultlens.engine.ops import OPERATIONS, SEARCH
+from vaultlens.engine.ops import OPERATIONS, SEARCH, WRITES
 from vaultlens.engine.vault import Vault
 from vaultlens.engine.vocabulary import VOCABULARY_FILE
 
@@ -62,6 +62,17 @@ the whole file); follow `related` and `links` to neighbouring pages; use `grep` 
 and `glob` to list pages by path. Pages are named by vault-relative path, title, alias or
 [[link]]. Answers follow edits to the vault's files while the server runs. Each page is also a
 resource, vault://<path>."""
+
+READ_ONLY_NOTE = """
+This server is read-only: no tool changes a file (start it with --allow-writes to offer the write tools)."""
+
+WRITES_NOTE = """
+Tools that WRITE to the vault: create_page, append_to_page, edit_page and add (every other tool
+only reads). Each write stays inside the vault, is atomic, and is seen by the next search at once.
+Pass back the `version` that `read` (or the previous write) returned: a page changed since is
+refused, so read it again. Every write returns `links`, how each link you wrote resolves
+(resolved, ambiguous, alias, unresolved with suggestions): fix the unresolved ones, or set
+strict_links to refuse the write instead."""
 
 
 # The tools' result objects (their output schemas) are declared in engine/results.py.
@@ -327,6 +338,17 @@ def _annotations(title: str) -> ToolAnnotations:
     )
 
 
+def _write_annotations(op: Operation) -> ToolAnnotations:
+    """A write tool changes the vault: ``edit_page`` may replace text; ``add`` reads the web."""
+    return ToolAnnotations(
+        title=op.title,
+        read_only_hint=False,
+        destructive_hint=op.name == "edit_page",
+        idempotent_hint=False,
+        open_world_hint=op.name == "add",
+    )
+
+
 class VaultMCPServer(MCPServer):
     """MCPServer whose resources are the live vault's pages (the SDK's resource list is static)."""
 
@@ -416,14 +438,18 @@ def tool_function(live: LiveVault, op: Operation) -> Callable[..., Any]:
 
 
 def build_server(
-    live: LiveVault, *, log_level: Literal["INFO", "WARNING"] = "WARNING"
+    live: LiveVault, *, log_level: Literal["INFO", "WARNING"] = "WARNING", allow_writes: bool = False
 ) -> VaultMCPServer:
-    """The MCP server over ``live``: a read-only tool per operation, page resources, a search template."""
+    """The MCP server over ``live``: a read-only tool per operation, page resources, a search
+    template; with ``allow_writes``, the write tools of ``engine/ops.py`` ``WRITES`` too."""
+    instructions = INSTRUCTIONS + (WRITES_NOTE if allow_writes else READ_ONLY_NOTE)
     server = VaultMCPServer(
-        live, name="vaultlens", version=__version__, instructions=INSTRUCTIONS, log_level=log_level
+        live, name="vaultlens", version=__version__, instructions=instructions, log_level=log_level
     )
     for op in OPERATIONS:
         server.add_tool(tool_function(live, op), name=op.name, title=op.title, annotations=_annotations(op.title))
+    for op in WRITES if allow_writes else ():
+        server.add_tool(tool_function(live, op), name=op.name, title=op.title, annotations=_write_annotations(op))
 
     @server.resource(
         SCHEME + "search/{query}",
@@ -479,6 +505,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log each call's problems on stderr"
     )
+    access = parser.add_mutually_exclusive_group()
+    access.add_argument(
+        "--allow-writes", dest="allow_writes", action="store_true",
+        help="also offer the write tools (create_page, append_to_page, edit_page, add), confined to the vault",
+    )
+    access.add_argument(
+        "--read-only", dest="allow_writes", action="store_false",
+        help="offer only the tools that read (the default)",
+    )
     return parser
 
 
@@ -497,7 +532,8 @@ async def serve(live: LiveVault, server: VaultMCPServer, http: tuple[str, int] |
 
 
 def run(argv: Sequence[str]) -> int:
-    """``vaultlens mcp [--vault DIR] [--http HOST:PORT] [--poll] [-v]``; returns the exit status."""
+    """``vaultlens mcp [--vault DIR] [--http HOST:PORT] [--poll] [-v] [--allow-writes | --read-only]``;
+    returns the exit status."""
     try:
         args = build_parser().parse_args(list(argv))
         root = resolve_vault(args.vault)
@@ -509,7 +545,7 @@ def run(argv: Sequence[str]) -> int:
             f"vaultlens: warning: {args.http[0]} is not loopback: anyone who can reach it can read the vault\n"
         )
     live = LiveVault(root, poll=args.poll)
-    server = build_server(live, log_level="INFO" if args.verbose else "WARNING")
+    server = build_server(live, log_level="INFO" if args.verbose else "WARNING", allow_writes=args.allow_writes)
     if args.http:
         sys.stderr.write(f"vaultlens: serving {root} at http://{args.http[0]}:{args.http[1]}/mcp\n")
     try:

@@ -31,6 +31,7 @@ import pytest_lsp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
+from vaultlens.engine.writes import page_version
 from protocol_support import (
     SERVER,
     RawServer,
@@ -214,6 +215,8 @@ async def run_session(server: RawServer, vault: Path, opened: list[str], steps: 
     assert got == plain(retrieve.glob(expected, "**", 0))
     for path in expected.sorted_paths():
         got = await server.result("wiki/read", {"page": path, "level": 1})
+        text = texts[path] if path in texts else (vault / path).read_bytes().decode("utf-8", errors="replace")
+        assert got.pop("version") == page_version(text), path  # the server's text, hashed (engine/writes.py)
         assert got == plain(retrieve.read(expected, path, 1)), path
         got = await server.result("wiki/links", {"page": path})
         assert got == plain(retrieve.links(expected, path)), path
