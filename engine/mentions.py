@@ -442,3 +442,20 @@ def mention_at(vault, path: str, line: int, char: int, end_line: int | None = No
         if (s.start_line, s.start_char) <= (end_line, end_char) and (line, char) <= (s.end_line, s.end_char):
             out.append(m)
     return out
+
+
+def mentions_payload(vault, name: str, limit: int = 100) -> dict:
+    """The ``mentions`` operation's result: the page a name names and its unlinked mentions."""
+    from .render import vault_name
+    from .retrieve import page_choice, with_choice
+
+    page, candidates = page_choice(vault, name)
+    found = unlinked_mentions(vault, page.path)
+    out = []
+    for m in found[:limit]:
+        source = vault.pages[m.path]
+        lines = source.body.split("\n")
+        k = m.span.start_line - source.body_line
+        out.append(m.to_json(lines[k].strip() if 0 <= k < len(lines) else ""))
+    return with_choice(vault, {"command": "mentions", "vault": vault_name(vault), "page": page.path,
+                               "title": page.title, "mentions": out, "count": len(found)}, candidates)

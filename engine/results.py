@@ -120,3 +120,28 @@ class LinksResult(TypedDict):
     edges: list[dict[str, Any]]
     ambiguous: NotRequired[bool]
     candidates: NotRequired[list[dict[str, Any]]]
+
+
+class Mention(TypedDict):
+    """One unlinked mention: where, the text as written, the name it matched (title or alias)."""
+
+    file: str
+    line: int
+    column: int
+    text: str
+    name: str
+    via: str
+    context: str
+
+
+class MentionsResult(TypedDict):
+    """What `vaultlens mentions --json` prints."""
+
+    command: Literal["mentions"]
+    vault: str
+    page: str
+    title: str
+    mentions: list[Mention]
+    count: int
+    ambiguous: NotRequired[bool]
+    candidates: NotRequired[list[dict[str, Any]]]
