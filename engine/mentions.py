@@ -25,7 +25,8 @@ the first occurrence per target (what an editor underlines while you write);
   is not everywhere in the vault (on at most ``SHAPED_SHARE`` of the pages, or ``RARE_MIN``,
   not counting the pages linking to it: ``GitHub`` in a vault about a GitHub tool is no
   reference); or when it is a capitalised plain word written capitalised, rare in this vault
-  (on at most ``RARE_SHARE`` of the pages, or ``RARE_MIN``, the linking pages not counted). A
+  (on at most ``RARE_SHARE`` of the pages, or ``RARE_MIN``, at most ``RARE_CAP``, the linking
+  pages not counted). A
   lower-case single-word name (most often a file name: ``migration``) never matches alone. Function words, generic page names
   (``index``, ``readme``, ``todo``) and names shorter than ``MIN_CHARS`` never match alone. A
   name of several words must hold at least one word that is not a function word.
@@ -48,10 +49,12 @@ from .model import Page, Span
 from .text import utf16_col
 
 MIN_CHARS = 3  # a single-word name shorter than this never matches (2-letter acronyms excepted)
-RARE_SHARE = 0.02  # a plain single word matches when on at most this share of pages ...
+RARE_SHARE = 0.01  # a plain single word matches when on at most this share of pages ...
 RARE_MIN = 3  # ... or at most this many (whichever is larger), linking pages not counted
 SHAPED_SHARE = 0.05  # the same for a name of distinctive shape (RAG, QuickAdd): a little more often
+RARE_CAP = 50  # and never more pages than this, however large the vault (x 4 for a distinctive shape)
 SUGGESTION_CODE = "link-suggestion"
+FOUND_MEMO = 256  # unlinked_mentions answers remembered per vault generation, at most
 
 FUNCTION_WORDS = frozenset("""
 a about above after again against all also am an and any are as at be because been before being below between
@@ -155,11 +158,16 @@ def page_phrases(page: Page) -> tuple[Phrase, ...]:
 
 
 class MentionIndex:
-    """Every page's phrases, by first word: ``first[word]`` lists the phrases starting with it."""
+    """Every page's phrases, by their first two words: ``first[word][second]`` lists the
+    phrases starting with those words (``second`` is ``""`` for one-word phrases), so a word
+    of text looks at the phrases that can start there, not every phrase sharing its first word."""
 
     def __init__(self, pages: Iterable[Page] = ()) -> None:
-        self.first: dict[str, list[Phrase]] = {}
+        self.first: dict[str, dict[str, list[Phrase]]] = {}
         self.by_path: dict[str, tuple[Phrase, ...]] = {}
+        self.generation = -1  # the vault generation ``rare`` holds answers for
+        self.rare: dict[tuple[str, str, float], bool] = {}
+        self.found: dict[str, tuple[Mention, ...]] = {}  # unlinked_mentions answers of that generation
         for page in pages:
             self.upsert(None, page)
 
@@ -173,15 +181,20 @@ class MentionIndex:
         if phrases:
             self.by_path[page.path] = phrases
             for phrase in phrases:
-                self.first.setdefault(phrase.words[0], []).append(phrase)
+                second = phrase.words[1] if len(phrase.words) > 1 else ""
+                self.first.setdefault(phrase.words[0], {}).setdefault(second, []).append(phrase)
 
     def remove(self, page: Page) -> None:
         """Drop the phrases of ``page``."""
         for phrase in self.by_path.pop(page.path, ()):
-            found = self.first.get(phrase.words[0])
+            second = phrase.words[1] if len(phrase.words) > 1 else ""
+            by_second = self.first.get(phrase.words[0], {})
+            found = by_second.get(second)
             if found is not None:
                 found[:] = [p for p in found if p.path != page.path]
                 if not found:
+                    del by_second[second]
+                if not by_second:
                     del self.first[phrase.words[0]]
 
 
@@ -204,12 +217,25 @@ def _distinct_shape(word: str) -> bool:
 
 
 def _rare(vault, word: str, target: str, share: float) -> bool:
-    """Whether ``word`` is on few of the vault's pages, not counting the target and the pages
-    that link to it (there the word is a name already)."""
-    holders = vault.postings.get(word, ())
-    linking = vault.linking_pages(target)
-    count = sum(1 for p in holders if p != target and p not in linking)
-    return count <= max(RARE_MIN, int(share * len(vault.pages)))
+    """Whether ``word`` is on few of the vault's pages (at most ``share`` of them, at least
+    ``RARE_MIN``, at most ``RARE_CAP``), not counting the target and the pages that link to it
+    (there the word is a name already). Remembered per vault generation (``MentionIndex.rare``)."""
+    index = mention_index(vault)
+    if index.generation != vault.generation:
+        index.generation, index.rare, index.found = vault.generation, {}, {}
+    key = (word, target, share)
+    found = index.rare.get(key)
+    if found is None:
+        holders = vault.postings.get(word, ())
+        cap = RARE_CAP if share == RARE_SHARE else 4 * RARE_CAP
+        limit = min(cap, max(RARE_MIN, int(share * len(vault.pages))))
+        if len(holders) <= limit + 1:
+            found = True
+        else:
+            linking = vault.linking_pages(target)
+            found = sum(1 for p in holders if p != target and p not in linking) <= limit
+        index.rare[key] = found
+    return found
 
 
 def plausible(vault, phrase: Phrase, written: str) -> bool:
@@ -233,9 +259,10 @@ def plausible(vault, phrase: Phrase, written: str) -> bool:
 # --- scanning ----------------------------------------------------------------------------
 
 
-def _prose_lines(page: Page, text: str | None = None) -> Iterable[tuple[int, str, str]]:
+def _prose_lines(page: Page, text: str | None = None, wanted=None) -> Iterable[tuple[int, str, str]]:
     """(document line, the line, the line with everything that is not prose blanked) for every
-    body line that can hold a mention; columns are kept (blanks replace what is masked)."""
+    body line that can hold a mention; columns are kept (blanks replace what is masked).
+    ``wanted``: a test a line must pass to be looked at (the rest are only followed for fences)."""
     body = page.body if text is None else text
     fence: str | None = None
     prev_blank = True
@@ -265,6 +292,8 @@ def _prose_lines(page: Page, text: str | None = None) -> Iterable[tuple[int, str
         prev_blank = False
         if _HEADING.match(line) or _REF_DEF.match(line):
             continue
+        if wanted is not None and not wanted(line):
+            continue
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
         if nxt.strip() and _SETEXT.match(nxt) and not _LIST_ITEM.match(line):
             continue  # a setext heading's text
@@ -282,12 +311,18 @@ def _matches(index: MentionIndex, masked: str) -> list[tuple[int, int, Phrase]]:
     first = index.first
     words = [(m.start(), m.end(), m.group(0).casefold()) for m in _WORD.finditer(masked)]
     found: list[tuple[int, int, Phrase]] = []
+    count = len(words)
     for i, (start, end, word) in enumerate(words):
-        phrases = first.get(word)
-        if not phrases:
+        by_second = first.get(word)
+        if not by_second:
             continue
         if start > 0 and masked[start - 1] in _BEFORE_BAD:
             continue
+        phrases = by_second.get("", ())
+        if i + 1 < count:
+            longer = by_second.get(words[i + 1][2])
+            if longer:
+                phrases = [*phrases, *longer]
         for phrase in phrases:
             n = len(phrase.words)
             if i + n > len(words):
@@ -358,8 +393,14 @@ def page_mentions(vault, path: str, *, only: str | None = None, text: str | None
     index = mention_index(vault)
     linked = vault.outlink_paths(path)
     linked.add(path)
+    if only in linked:
+        return []
+    wanted = None
+    if only is not None:  # the lines that hold one of its names (a match never spans lines)
+        tests = [_phrase_pattern(p).search for p in index.by_path.get(only, ())]
+        wanted = lambda line: any(test(line) for test in tests)  # noqa: E731
     out: list[Mention] = []
-    for lineno, line, masked in _prose_lines(page, text):
+    for lineno, line, masked in _prose_lines(page, text, wanted):
         found = _matches(index, masked)
         if not found:
             continue
@@ -404,31 +445,71 @@ def suggestion_findings(vault, path: str, severity: str) -> tuple[Finding, ...]:
     return tuple(out)
 
 
+def _may_match(vault, phrase: Phrase) -> bool:
+    """Whether any text could be a plausible mention by ``phrase`` (decided on the name alone:
+    a single word that is too common in the vault never is, whatever is written)."""
+    if len(phrase.words) > 1:
+        return plausible(vault, phrase, phrase.name)
+    word, name = phrase.words[0], phrase.name
+    if word in FUNCTION_WORDS or word in GENERIC_NAMES or (len(word) < MIN_CHARS and not name.isupper()):
+        return False
+    if len(word) < MIN_CHARS:
+        return True
+    if _distinct_shape(name):
+        return _rare(vault, word, phrase.path, SHAPED_SHARE)
+    return name[:1].isupper() and _rare(vault, word, phrase.path, RARE_SHARE)
+
+
+def _phrase_pattern(phrase: Phrase) -> re.Pattern[str]:
+    """A quick test of a page's text for the phrase's words in order (what the scan then checks
+    properly), case-insensitive."""
+    parts = [re.escape(phrase.words[0])]
+    for word, sep in zip(phrase.words[1:], phrase.seps):
+        parts.append(r"\s+" if sep == " " else r"\s*" + re.escape(sep.strip()) + r"\s*")
+        parts.append(re.escape(word))
+    return re.compile(r"(?<![^\W_])" + "".join(parts) + r"(?![^\W_])", re.IGNORECASE)
+
+
 def candidate_pages(vault, target: str) -> list[str]:
     """The pages that may mention ``target``: those holding every word of one of its names
-    (from the search postings), less the target and the pages linking to it; sorted."""
+    that can match at all (from the search postings), whose text has the name's words in
+    order, less the target and the pages linking to it; sorted."""
     index = mention_index(vault)
     linking = vault.linking_pages(target)
     found: set[str] = set()
     for phrase in index.by_path.get(target, ()):
-        holders = None
+        if not _may_match(vault, phrase):
+            continue
+        holders: set[str] | None = None
         for word in sorted(set(phrase.words), key=lambda w: len(vault.postings.get(w, ()))):
             got = vault.postings.get(word, ())
             holders = set(got) if holders is None else holders.intersection(got)
             if not holders:
                 break
-        found |= holders or set()
-    found.discard(target)
-    return sorted(found - linking)
+        holders = (holders or set()) - linking - found
+        holders.discard(target)
+        if holders:
+            test = _phrase_pattern(phrase).search
+            found.update(p for p in holders if test(vault.pages[p].body))
+    return sorted(found)
 
 
 def unlinked_mentions(vault, target: str) -> list[Mention]:
     """Every mention of page ``target`` in the other pages that do not link to it, by path and
-    position."""
-    out: list[Mention] = []
-    for path in candidate_pages(vault, target):
-        out += page_mentions(vault, path, only=target)
-    return out
+    position. Remembered until the vault changes (the lens, the hover and the code actions of
+    one page ask for the same list)."""
+    index = mention_index(vault)
+    if index.generation != vault.generation:
+        index.generation, index.rare, index.found = vault.generation, {}, {}
+    found = index.found.get(target)
+    if found is None:
+        out: list[Mention] = []
+        for path in candidate_pages(vault, target):
+            out += page_mentions(vault, path, only=target)
+        if len(index.found) > FOUND_MEMO:
+            index.found.clear()
+        found = index.found[target] = tuple(out)
+    return list(found)
 
 
 def mention_at(vault, path: str, line: int, char: int, end_line: int | None = None,
