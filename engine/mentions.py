@@ -316,8 +316,9 @@ def _matches(index: MentionIndex, masked: str) -> list[tuple[int, int, Phrase]]:
         by_second = first.get(word)
         if not by_second:
             continue
-        if start > 0 and masked[start - 1] in _BEFORE_BAD:
-            continue
+        if start > 0 and (masked[start - 1] in _BEFORE_BAD
+                          or masked[start - 1] == "-" and start > 1 and masked[start - 2].isalnum()):
+            continue  # part of a path, an address, or a compound (non-recurring)
         phrases = by_second.get("", ())
         if i + 1 < count:
             longer = by_second.get(words[i + 1][2])
@@ -337,7 +338,7 @@ def _matches(index: MentionIndex, masked: str) -> list[tuple[int, int, Phrase]]:
                 continue
             stop = words[i + n - 1][1]
             after = masked[stop:stop + 2]
-            if after[:1] in _AFTER_BAD or (after[:1] == "." and after[1:2].isalnum()):
+            if after[:1] in _AFTER_BAD or (after[:1] in ".-" and after[1:2].isalnum()):
                 continue
             found.append((start, stop, phrase))
     return found

@@ -50,6 +50,7 @@ def test_the_longest_name_wins():
     "| Global Filter | b |\n|---|---|\n| x | y |\n",
     "Tagged #global-filter only.\n",
     "%% global filter %% hidden.\n",
+    "A non-global filter and a global filter-based one.\n",
 ])
 def test_never_inside_code_links_urls_headings_tables_tags_or_comments(text):
     files = {"Global Filter.md": "# Global Filter\n", "Other.md": "x\n", "a.md": text}
