@@ -3,6 +3,7 @@
 
     python benchmarks/mentions_bench.py                       # /tmp/vault1k-mentions and /tmp/vault10k
     python benchmarks/mentions_bench.py VAULT [VAULT ...] --samples 300
+    python benchmarks/mentions_bench.py ../shared/vaults/obsidian-tasks --show 20 --seed 7   # judge by eye
 
 For each vault (read with the persistent index, as the server does; pages are never written):
 the phrase index build (once, on first use), then for a fixed sample of pages (seeded, sorted
@@ -41,6 +42,19 @@ def ms(values: list[float]) -> str:
     return f"p50 {1000 * statistics.median(values):7.2f} ms  p95 {1000 * pct(values, 0.95):7.2f} ms  max {1000 * max(values):7.2f} ms"
 
 
+def show(root: str, count: int, seed: int) -> None:
+    """Every page's suggestions, then ``count`` of them sampled, each with its line: to judge
+    the precision rules by eye."""
+    vault, _ = open_vault(root)
+    found = [m for path in sorted(vault.pages) for m in suggestions(vault, path)]
+    print(f"{root}: {len(found)} suggestions on {len({m.path for m in found})} of {len(vault.pages)} pages")
+    for m in random.Random(seed).sample(found, min(count, len(found))):
+        page = vault.pages[m.path]
+        lines = page.body.split("\n")
+        line = lines[m.span.start_line - page.body_line].strip()
+        print(f"  {m.path}:{m.span.start_line + 1}  '{m.text}' -> {m.targets[0]} ({m.via})  | {line[:140]}")
+
+
 def bench(root: str, samples: int, seed: int) -> None:
     vault, _ = open_vault(root)
     started = time.perf_counter()
@@ -75,12 +89,16 @@ def main() -> int:
     parser.add_argument("vaults", nargs="*", default=DEFAULT)
     parser.add_argument("--samples", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--show", type=int, metavar="N", help="print N sampled suggestions instead of timing")
     args = parser.parse_args()
     for root in args.vaults:
         if not os.path.isdir(root):
             print(f"{root}: not here (make it with ../shared/bench/make_vault.py --pages N --out {root})")
             continue
-        bench(root, args.samples, args.seed)
+        if args.show:
+            show(root, args.show, args.seed)
+        else:
+            bench(root, args.samples, args.seed)
     return 0
 
 
