@@ -661,3 +661,78 @@ def create_page(vault: Vault, source: str, link: Link, folder: str) -> tuple[str
     path, title = found
     content = f"---\ntitle: {yaml_scalar(title)}\n---\n"
     return path, Change(creates=(path,), edits=(TextEdit(path, Span(0, 0, 0, 0), content),))
+
+
+# --- linking mentions -----------------------------------------------------------------------
+
+
+def mention_link(vault: Vault, page: Page, written: str, style: str = "auto") -> str:
+    """The wikilink that turns the text ``written`` into a link to ``page``: ``[[written]]``
+    when the target in the vault's link style is that text (any case), else
+    ``[[Target|written]]`` (``[[written|Target]]`` in a label-first vault), so the text reads
+    the same."""
+    target = link_target(vault, page, style)
+    if written.casefold() == target.casefold() and not any(bad in written for bad in _BAD_LINK_CHARS):
+        res = vault.resolve(written)
+        if res.path == page.path and not res.ambiguous:
+            return f"[[{written}]]"
+    label = written.replace("|", " ").replace("]]", " ")
+    return f"[[{label}|{target}]]" if vault.label_first else f"[[{target}|{label}]]"
+
+
+def link_mentions(vault: Vault, mentions: Iterable, target: str, texts: Texts, style: str = "auto") -> Change:
+    """The change that links each of ``mentions`` (``engine.mentions.Mention``) to page
+    ``target``: every span must still hold the text as found, and once applied every page
+    edited must keep every link it had, each resolving where it did, plus one new link per
+    mention resolving to ``target`` (checked by parsing the edited text); else EditError."""
+    from collections import Counter
+
+    from .page import parse_page
+
+    page = vault.pages.get(target)
+    if page is None:
+        raise EditError(f"{target} is not a page of this vault.")
+    plan = _Plan(vault, texts, [], {})
+    added: Counter[str] = Counter()
+    for m in mentions:
+        plan.add(TextEdit(m.path, m.span, mention_link(vault, page, m.text, style)), m.text)
+        added[m.path] += 1
+    change = plan.change()
+    for path in change.paths():
+        before = vault.pages[path]
+        text = plan.cache[path].removeprefix("\ufeff")
+        after = parse_page(path, apply_edits(text, [e for e in change.edits if e.path == path]),
+                           label_first=vault.label_first)
+        had = Counter(vault.resolve_link(link, path).path for link in (*before.edges, *before.links))
+        now = Counter(vault.resolve_link(link, path).path for link in (*after.edges, *after.links))
+        had[target] += added[path]
+        if now != had:
+            raise EditError(f"Linking the mentions in {path} would change where its links lead; nothing was changed.")
+    return change
+
+
+def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
+    """``text`` with non-overlapping ``edits`` applied (spans of the text before them)."""
+    lines = re.split(r"(\r\n|\r|\n)", text)
+    rows, breaks = lines[0::2], lines[1::2]
+    for edit in sorted(edits, key=lambda e: (e.span.start_line, e.span.start_char), reverse=True):
+        s = edit.span
+        first, last = rows[s.start_line], rows[s.end_line]
+        a = _code_index(first, s.start_char)
+        b = _code_index(last, s.end_char)
+        merged = first[:a] + edit.new_text + last[b:]
+        rows[s.start_line : s.end_line + 1] = merged.split("\n")
+        del breaks[s.start_line : s.end_line]
+        breaks[s.start_line : s.start_line] = ["\n"] * merged.count("\n")
+    out = []
+    for i, row in enumerate(rows):
+        out.append(row)
+        if i < len(breaks):
+            out.append(breaks[i])
+    return "".join(out)
+
+
+def _code_index(line: str, col: int) -> int:
+    from .text import index_of_utf16
+
+    return index_of_utf16(line, col)

@@ -489,7 +489,43 @@ edges are frontmatter relations (sources, related, depends_on) with a direction.
 )
 
 
-OPERATIONS: tuple[Operation, ...] = (SEARCH, GREP, GLOB, READ, RELATED, LINKS)
+# --- mentions ----------------------------------------------------------------------------------
+
+
+def _mentions(source: Source, page: str, *, limit: int) -> dict[str, Any]:
+    from .mentions import mentions_payload
+
+    return mentions_payload(source.vault, page, limit)
+
+
+def _mentions_text(payload: dict[str, Any]) -> list[str]:
+    return [f"{m['file']}:{m['line']}:{m['column']}: {m['text']}  | {m['context']}" for m in payload["mentions"]]
+
+
+MENTIONS = Operation(
+    name="mentions",
+    title="Unlinked mentions of a page",
+    description="""\
+Where other pages name a page (its title or an alias, whole words, any case) without linking to it.
+
+Not inside code, links, URLs, headings or frontmatter; pages that already link to it are
+left out; a one-word name counts only where it is a real name (see docs/reference.md).
+Each mention has its file, 1-based line and column, the text as written and its line.""",
+    params=(
+        page_param(),
+        Param("limit", int, "At most this many mentions listed (`count` has them all).", default=100, minimum=1,
+              metavar="N"),
+    ),
+    run=_mentions,
+    result="MentionsResult",
+    text=_mentions_text,
+    note=lambda payload: _choice_note(payload) or (
+        f"showing {len(payload['mentions'])} of {payload['count']} mentions (raise --limit to see more)"
+        if payload["count"] > len(payload["mentions"]) else None),
+)
+
+
+OPERATIONS: tuple[Operation, ...] = (SEARCH, GREP, GLOB, READ, RELATED, LINKS, MENTIONS)
 BY_NAME = {op.name: op for op in OPERATIONS}
 
 

@@ -184,3 +184,28 @@ class AddResult(WriteResult):
     related: list[dict[str, Any]]  # candidate links: {title, file, via, name, mentions, link}
     frontmatter: dict[str, Any]
     content: str  # the whole page as (to be) written
+
+
+class Mention(TypedDict):
+    """One unlinked mention: where, the text as written, the name it matched (title or alias)."""
+
+    file: str
+    line: int
+    column: int
+    text: str
+    name: str
+    via: str
+    context: str
+
+
+class MentionsResult(TypedDict):
+    """What `vaultlens mentions --json` prints."""
+
+    command: Literal["mentions"]
+    vault: str
+    page: str
+    title: str
+    mentions: list[Mention]
+    count: int
+    ambiguous: NotRequired[bool]
+    candidates: NotRequired[list[dict[str, Any]]]

@@ -162,6 +162,7 @@ class Vault:
         self.linker_count = links.linker_count
         self.name_tokens_with_prefix = search.name_tokens_with_prefix
         self.generation = len(store.pages)  # bumped on every change: callers may cache per generation
+        self.mention_index: Any = None  # engine.mentions.MentionIndex, built on first use, then kept here
 
     @property
     def parts(self) -> tuple[PageStore, SearchIndex, LinkIndex]:
@@ -275,6 +276,8 @@ class Vault:
         old, old_fields = self.page_store.upsert(page, fields)
         self.search_index.upsert(page.path, old_fields, fields)
         self.link_index.upsert(old, page)
+        if self.mention_index is not None:
+            self.mention_index.upsert(old, page)
         self.generation += 1
 
     def remove(self, path: str) -> None:
@@ -285,6 +288,8 @@ class Vault:
         page, fields = dropped
         self.search_index.remove(path, fields)
         self.link_index.remove(page)
+        if self.mention_index is not None:
+            self.mention_index.remove(page)
         self.generation += 1
 
     # --- queries about pages ---------------------------------------------------------------

@@ -24,6 +24,7 @@ from .features import (
     definition,
     diagnostics,
     hover,
+    mentions,
     outline,
     references,
     rename,
@@ -35,7 +36,7 @@ from .server import VaultServer
 # In registration order: document sync first, then the custom requests (wiki/*, one per engine
 # operation), then navigation and editing.
 FEATURES = (sync, wiki, symbols, completion, hover,
-            definition, references, outline, codelens, diagnostics, actions, rename)
+            definition, references, outline, codelens, diagnostics, actions, rename, mentions)
 
 
 def build_server() -> VaultServer:

@@ -33,6 +33,7 @@ LINK_STYLES = ("auto", "title", "filename", "path")
 LINK_ORDERS = ("auto", "target-first", "label-first")
 SEVERITIES = ("error", "warning", "information", "hint", "off")
 DIAGNOSTIC_SCOPES = ("vault", "open")
+SUGGESTION_SEVERITIES = ("hint", "information", "off")  # link suggestions: never louder than information
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Settings:
     diagnostics_scope: str = "vault"  # "vault": every page after the scan; "open": open pages only
     unresolved_severity: str = "warning"  # or "error", "information", "hint", "off"
     code_lens_enabled: bool = True
+    link_suggestions: str = "hint"  # severity of link-suggestion diagnostics in open pages, or "off"
     new_page_folder: str | None = None  # None: the .obsidian/app.json new-note folder
     cache_enabled: bool = True  # the persistent index of parsed pages (engine/cache.py)
     cache_location: str = "user"  # "user" (user cache folder) or a folder; never from the vault's file
@@ -83,6 +85,9 @@ _ALIASES = {
     "unresolved_severity": "unresolved_severity",
     "diagnostics_unresolved": "unresolved_severity",
     "code_lens_enabled": "code_lens_enabled",
+    "link_suggestions": "link_suggestions",
+    "link_suggestions_severity": "link_suggestions",
+    "diagnostics_link_suggestions": "link_suggestions",
     "code_lens": "code_lens_enabled",
     "codelens_enabled": "code_lens_enabled",
     "new_page_folder": "new_page_folder",
@@ -132,6 +137,10 @@ def _coerce(name: str, value: Any) -> Any:
     if name == "unresolved_severity":
         if value not in SEVERITIES:
             raise ValueError("one of " + ", ".join(SEVERITIES))
+        return value
+    if name == "link_suggestions":
+        if value not in SUGGESTION_SEVERITIES:
+            raise ValueError("one of " + ", ".join(SUGGESTION_SEVERITIES))
         return value
     if name == "diagnostics_scope":
         if value not in DIAGNOSTIC_SCOPES:

@@ -20,6 +20,7 @@ from vaultlens.engine.scan import OutsideVault, confined_path
 
 from ..server import VaultServer
 from ..sync import follow_disk
+from . import mentions
 from .changes import can_create_files, document_text, state_and_page, to_workspace_edit, wait_indexed
 
 
@@ -71,7 +72,7 @@ def register(server: VaultServer) -> None:
                     edit=to_workspace_edit(ls, state, fix.change),
                 )
             )
-        return out
+        return out + mentions.code_actions(ls, state, rel, params)
 
 
 def _inside(state, rel: str) -> bool:

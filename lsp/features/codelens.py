@@ -15,6 +15,7 @@ from lsprotocol import types
 from vaultlens.engine.navigate import backlink_lens
 
 from ..server import VaultServer
+from . import mentions
 from .changes import open_documents, state_and_page, to_location, wait_indexed
 
 SHOW_REFERENCES = "vaultlens.showReferences"
@@ -45,7 +46,7 @@ def register(server: VaultServer) -> None:
                     arguments=[params.text_document.uri, top, locations],
                 ),
             )
-        ]
+        ] + mentions.code_lenses(ls, state, rel, params.text_document.uri)
 
     @server.command(SHOW_REFERENCES)
     def show_references(ls: VaultServer, *args: Any) -> Any:

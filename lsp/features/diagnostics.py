@@ -25,6 +25,7 @@ from vaultlens.engine.model import Page
 
 from ..convert import to_lsp_range
 from ..server import VaultServer, VaultState
+from . import mentions
 from .changes import open_documents, texts_for, to_location, uri_of, wait_indexed
 
 log = logging.getLogger("vaultlens")
@@ -65,7 +66,7 @@ def findings(ls: VaultServer, state: VaultState, rel: str) -> tuple[Finding, ...
     """The findings of one page under the vault's settings (none when diagnostics are off)."""
     if not state.settings.diagnostics_enabled:
         return ()
-    return diagnose(state.vault, rel, _rules(state), texts_for(ls, state))
+    return diagnose(state.vault, rel, _rules(state), texts_for(ls, state)) + mentions.findings(state, rel)
 
 
 def to_diagnostic(state: VaultState, finding: Finding, docs: dict) -> types.Diagnostic:

@@ -100,8 +100,10 @@ async def eventually(check: Callable[[], Any], timeout: float = 10.0) -> Any:
 
 
 def codes(client: LanguageClient, uri: str) -> list[tuple[str, int]]:
-    """(code, line) of the diagnostics last pushed for a document."""
-    return sorted((str(d.code), d.range.start.line) for d in client.diagnostics.get(uri, []))
+    """(code, line) of the problems last pushed for a document (link suggestions, which are no
+    problem, left out: tests/e2e/test_lsp_mentions.py checks those)."""
+    return sorted((str(d.code), d.range.start.line) for d in client.diagnostics.get(uri, [])
+                  if d.code != "link-suggestion")
 
 
 # --- applying a WorkspaceEdit -----------------------------------------------------------------

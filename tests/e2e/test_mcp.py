@@ -38,7 +38,7 @@ from vaultlens.engine.query import RANKS, parse_query
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 CALL_TIMEOUT = 20.0
-TOOLS = {"search", "read", "related", "links", "grep", "glob"}
+TOOLS = {"search", "read", "related", "links", "grep", "glob", "mentions"}
 
 
 @asynccontextmanager

@@ -60,6 +60,8 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("related", {"page": "ai/rag/graph-rag.md", "no_timing": True}),
     ("links", {"page": "Composting"}),
     ("links", {"page": "Graph RAG", "no_timing": True}),
+    ("mentions", {"page": "Aphids", "limit": 5}),
+    ("mentions", {"page": "garden/Soil Health.md"}),
 ]
 
 
@@ -185,7 +187,8 @@ async def test_every_surface_gives_the_same_result(shared_client: LanguageClient
             assert by_wiki == want, (name, args, "wiki")
             assert by_mcp == want, (name, args, "mcp")
     # the cases find something: no equality here is between two empty answers
-    lists = {"search": "hits", "grep": "matches", "glob": "files", "related": "hits", "links": "incoming"}
+    lists = {"search": "hits", "grep": "matches", "glob": "files", "related": "hits", "links": "incoming",
+             "mentions": "mentions"}
     for (name, args), want in zip(CASES, from_cli):
         if name in lists:
             assert want[lists[name]], (name, args)

@@ -345,6 +345,52 @@ local function main()
   check(text:find("| Retrieval-Augmented Generation | ", 1, true) ~= nil, "the related pages include Retrieval-Augmented Generation", text)
   check(text:find("links here", 1, true) ~= nil, "the related pages give their reasons", text)
 
+  -- Unlinked mentions: the lens on Courgettes, the hint in Watering Schedule, "Link mention" applied.
+  vim.cmd("edit " .. vim.fn.fnameescape(vault .. "/garden/Courgettes.md"))
+  local courgettes = vim.api.nvim_get_current_buf()
+  wait_for(15000, function()
+    return attached(courgettes) ~= nil
+  end, "the server to attach to Courgettes.md")
+  local lenses = request(courgettes, "textDocument/codeLens", { textDocument = { uri = vim.uri_from_bufnr(courgettes) } })
+  local lens_titles = vim.tbl_map(function(l) return l.command and l.command.title or "" end, lenses or {})
+  check(vim.tbl_contains(lens_titles, "1 unlinked mention"), "Courgettes.md has the lens \"1 unlinked mention\"", show(lens_titles))
+  vim.cmd("edit " .. vim.fn.fnameescape(vault .. "/garden/Watering Schedule.md"))
+  local watering = vim.api.nvim_get_current_buf()
+  local hint
+  wait_for(15000, function()
+    for _, d in ipairs(vim.diagnostic.get(watering)) do
+      if d.code == "link-suggestion" and d.message:find("Courgettes", 1, true) then
+        hint = d
+      end
+    end
+    return hint ~= nil
+  end, "a link-suggestion hint on Courgettes in Watering Schedule.md")
+  check(hint.severity == vim.diagnostic.severity.HINT, "the suggestion is a hint", show(hint))
+  local at = { line = hint.lnum, character = hint.col }
+  local offered = request(watering, "textDocument/codeAction", {
+    textDocument = { uri = vim.uri_from_bufnr(watering) }, range = { start = at, ["end"] = at },
+    context = { diagnostics = {} },
+  })
+  local link_action
+  for _, a in ipairs(offered or {}) do
+    if a.title == "Link mention to [[Courgettes]]" then
+      link_action = a
+    end
+  end
+  check(link_action ~= nil and link_action.edit ~= nil, "\"Link mention to [[Courgettes]]\" is offered with its edit", show(offered))
+  vim.lsp.util.apply_workspace_edit(link_action.edit, attached(watering).offset_encoding or "utf-16")
+  local linked_line = vim.api.nvim_buf_get_lines(watering, hint.lnum, hint.lnum + 1, false)[1]
+  check(linked_line:find("- **[[Courgettes]] and squash**", 1, true) == 1, "the mention is now a link", linked_line)
+  vim.cmd("write")
+  local left
+  wait_for(15000, function()
+    local got = request(watering, "wiki/mentions", { page = "Courgettes" })
+    left = got
+    return got and got.count == 0
+  end, "wiki/mentions to find no unlinked mention of Courgettes once linked")
+  check(left.page == "garden/Courgettes.md", "wiki/mentions names the page", show(left))
+  vim.cmd("buffer " .. home)
+
   -- :VaultlensSearch: quickfix list with scores, vim.ui.select, Enter opens the page.
   local picked
   vim.ui.select = function(choices, opts, on_choice)
