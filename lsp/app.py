@@ -23,6 +23,7 @@ from .features import (
     completion,
     definition,
     diagnostics,
+    folding,
     hover,
     outline,
     references,
@@ -35,7 +36,7 @@ from .server import VaultServer
 # In registration order: document sync first, then the custom requests (wiki/*, one per engine
 # operation), then navigation and editing.
 FEATURES = (sync, wiki, symbols, completion, hover,
-            definition, references, outline, codelens, diagnostics, actions, rename)
+            definition, references, outline, codelens, diagnostics, actions, rename, folding)
 
 
 def build_server() -> VaultServer:
