@@ -23,7 +23,6 @@ from .features import (
     completion,
     definition,
     diagnostics,
-    folding,
     hover,
     outline,
     references,
@@ -36,7 +35,7 @@ from .server import VaultServer
 # In registration order: document sync first, then the custom requests (wiki/*, one per engine
 # operation), then navigation and editing.
 FEATURES = (sync, wiki, symbols, completion, hover,
-            definition, references, outline, codelens, diagnostics, actions, rename, folding)
+            definition, references, outline, codelens, diagnostics, actions, rename)
 
 
 def build_server() -> VaultServer:

@@ -198,12 +198,11 @@ def register(server: VaultServer) -> None:
         return types.CompletionList(is_incomplete=True, items=items)
 
     @server.command(ADD_BLOCK_ID)
-    async def add_block_id(ls: VaultServer, args: list) -> None:
+    async def add_block_id(ls: VaultServer, root: str, rel: str, line: int, col: int, block_id: str) -> None:
         """Add the block id a completion linked to, in another page: one versioned WorkspaceEdit."""
         try:
-            root, rel, line, col, block_id = args
             state = ls.vaults[root]
-        except (TypeError, ValueError, KeyError):
+        except (TypeError, KeyError):
             raise RequestFailed("vaultlens.addBlockId takes a vault, a page, a line, a column and an id.") from None
         if not applies_document_changes(ls):
             raise RequestFailed("vaultlens cannot add the block id: the editor cannot apply versioned document changes.")
