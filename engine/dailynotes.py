@@ -145,3 +145,11 @@ def matches(name: str, typed: str) -> bool:
     if not want:
         return False
     return name.startswith(want) or f" {want}" in f" {name}"
+
+
+def asks_first(typed: str) -> bool:
+    """Whether the typed text asks for a daily note before any page: a whole first word of a
+    relative name (``today``, ``tomorrow``, ``next``, ``last fri``). A part word (``tom``) is
+    more often a page (Tomatoes): then the daily notes come after the pages."""
+    want = " ".join(typed.casefold().split()) + (" " if typed[-1:].isspace() else "")
+    return want.rstrip() in ("today", "yesterday", "tomorrow") or want.startswith(("next ", "last "))

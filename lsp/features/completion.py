@@ -24,6 +24,7 @@ from vaultlens.engine.complete import (
     link_context,
     page_choices,
 )
+from vaultlens.engine.dailynotes import asks_first
 from vaultlens.engine.edits import EditError
 from vaultlens.engine.render import breakdown_table
 from vaultlens.engine.tags import tag_completion
@@ -85,7 +86,8 @@ def _callouts(line_no: int, line: str, col: int) -> types.CompletionList | None:
     return types.CompletionList(is_incomplete=False, items=items)
 
 
-def _daily_items(state: VaultState, ctx: LinkContext, line_no: int) -> list[types.CompletionItem]:
+def _daily_items(state: VaultState, ctx: LinkContext, line_no: int, after: int) -> list[types.CompletionItem]:
+    """Daily-note items, ranked from ``after`` on (0: before the pages)."""
     fmt, folder = state.settings.daily_note
     items = []
     found = daily_choices(state.vault, ctx.typed, today(), fmt, folder, state.settings.link_style)
@@ -95,7 +97,7 @@ def _daily_items(state: VaultState, ctx: LinkContext, line_no: int) -> list[type
                 label=note.name,
                 kind=types.CompletionItemKind.Event,
                 detail=f"{note.day.isoformat()} · {note.path}" + ("" if exists else " (not created yet)"),
-                sort_text=f"{rank:05d}",
+                sort_text=f"{after + rank:05d}",
                 filter_text=f"{ctx.typed}{note.name}",
                 text_edit=_edit(line_no, ctx.start, ctx.end, ctx.finish(note.target)),
                 label_details=types.CompletionItemLabelDetails(description=note.target),
@@ -158,7 +160,9 @@ def register(server: VaultServer) -> None:
             return _tags(state.vault, rel, lines, line_no, params.position.character, state.settings.limit)
         items: list[types.CompletionItem] = []
         if ctx.kind == "page":
-            items += _daily_items(state, ctx, line_no)
+            first = asks_first(ctx.typed)
+            if first:
+                items += _daily_items(state, ctx, line_no, 0)
             choices = page_choices(state.vault, ctx.typed, state.settings.limit, state.settings.link_style)
             for rank, choice in enumerate(choices):
                 hit = choice.hit
@@ -179,6 +183,8 @@ def register(server: VaultServer) -> None:
                         label_details=types.CompletionItemLabelDetails(description=hit.page.path),
                     )
                 )
+            if not first:
+                items += _daily_items(state, ctx, line_no, len(items))
         elif ctx.kind == "heading":
             for rank, (text, level) in enumerate(heading_choices(state.vault, rel, ctx.target, ctx.typed)):
                 items.append(

@@ -57,7 +57,7 @@ async def test_daily_notes_complete_to_the_vault_format_and_get_a_create_fix(bar
     await start_nav_session(bare_client, vault)
     uri, text = open_doc(bare_client, vault, "Home.md")
     for version, (typed, name) in enumerate(
-        [("tod", "today"), ("yesterday", "yesterday"), ("tomorrow", "tomorrow"), ("next mon", "next monday"), ("last fri", "last friday")], 2
+        [("today", "today"), ("yesterday", "yesterday"), ("tomorrow", "tomorrow"), ("next mon", "next monday"), ("last fri", "last friday")], 2
     ):
         buffer = text + f"Plan: [[{typed}"
         change_doc(bare_client, uri, version, whole(buffer))
@@ -67,6 +67,16 @@ async def test_daily_notes_complete_to_the_vault_format_and_get_a_create_fix(bar
         assert item.label == name, [i.label for i in result.items]
         assert item.text_edit.new_text == f"{format_date(days[name])}]]"
         assert f"journal/{format_date(days[name])}.md" in item.detail
+    # part of a word is more often a page: the daily note comes after the pages that match
+    buffer = text + "Plan: [[Ho"
+    change_doc(bare_client, uri, 8, whole(buffer))
+    result = await complete(bare_client, uri, end_of(buffer))
+    assert [i.label for i in sorted(result.items, key=lambda i: i.sort_text)][:1] == ["Home"]
+    buffer = text + "Plan: [[tod"
+    change_doc(bare_client, uri, 9, whole(buffer))
+    result = await complete(bare_client, uri, end_of(buffer))
+    ordered = sorted(result.items, key=lambda i: i.sort_text)
+    assert ordered[-1].label == "today" and ordered[-1].text_edit.new_text == f"{format_date(today)}]]"
     # a missing daily note: the unresolved link's quick fix creates it in journal/
     buffer = text + f"Plan: [[{format_date(days['tomorrow'])}]]\n"
     change_doc(bare_client, uri, 10, whole(buffer))
