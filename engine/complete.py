@@ -6,9 +6,14 @@ completion items without re-ranking them.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
+from datetime import date
 
-from .model import Hit, Page
+from . import dailynotes
+from .edits import Change, EditError, TextEdit
+from .model import Hit, Page, Span
 from .query import parse_query
 from .render import link_target
 from .search import search
@@ -134,19 +139,184 @@ def heading_choices(vault: Vault, source: str | None, target: str, typed: str) -
     return [(h.text, h.level) for h in page.headings if h.text and want in h.text.casefold()]
 
 
-def block_choices(vault: Vault, source: str | None, target: str, typed: str) -> list[tuple[str, str]]:
-    """Block ids of the target page: (id, the line's text), in document order."""
+@dataclass(frozen=True, slots=True)
+class BlockChoice:
+    """A block of the target page for ``[[Page#^`` completion.
+
+    ``block_id`` is the id to link to; ``text`` the start of the block (its label).
+    ``path`` is the page; ``new`` says the block has no id yet: then ``line`` and ``col``
+    (0-based, UTF-16, the end of the block's last line) are where `` ^id`` must be added, in
+    the same edit as the link.
+    """
+
+    block_id: str
+    text: str
+    path: str
+    line: int
+    new: bool = False
+    col: int = 0
+
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_NOT_PROSE = re.compile(r"^\s{0,3}(#{1,6}(\s|$)|>|\||<|(\*\s*){3,}$|(-\s*){3,}$|(_\s*){3,}$|\$\$|%%)")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+")
+_HAS_ID = re.compile(r"(?:^|\s)\^[A-Za-z0-9\-]+[ \t]*$")
+
+
+def _paragraphs(page: Page) -> list[tuple[int, int, str]]:
+    """The page's prose blocks without a block id: (first line, last line, text), document order.
+
+    A paragraph (lines up to a blank one) or a list item (each its own block, as in Obsidian);
+    not headings, code, tables, quotes, HTML, math or thematic breaks.
+    """
+    lines = page.body.split("\n")
+    out: list[tuple[int, int, str]] = []
+    fence: str | None = None
+    current: list[int] = []
+
+    def close() -> None:
+        if current:
+            first, last = current[0], current[-1]
+            text = _ITEM.sub("", " ".join(lines[i].strip() for i in current)).strip()
+            if not _HAS_ID.search(lines[last]):
+                out.append((first + page.body_line, last + page.body_line, text))
+            current.clear()
+
+    for i, line in enumerate(lines):
+        if fence is not None:
+            if line.strip().startswith(fence) and not line.strip().lstrip(fence[0]).strip():
+                fence = None
+            continue
+        m = _FENCE.match(line)
+        if m:
+            close()
+            fence = m.group(1)
+            continue
+        if not line.strip() or _NOT_PROSE.match(line) or (line.startswith(("    ", "\t")) and not current):
+            close()
+            continue
+        if _ITEM.match(line):
+            close()
+        current.append(i)
+    close()
+    return out
+
+
+def _fresh_id(text: str, taken: set[str]) -> str:
+    """A block id made from the block's text (the same text, the same id), not in ``taken``."""
+    n = 0
+    while True:
+        digest = hashlib.sha1(f"{text}\0{n}".encode()).hexdigest()[:6]
+        if digest not in taken:
+            return digest
+        n += 1
+
+
+def block_choices(
+    vault: Vault, source: str | None, target: str, typed: str, cursor_line: int | None = None
+) -> list[BlockChoice]:
+    """The target page's blocks: those with an id, then its paragraphs and list items without
+    one (each with a fresh id, deterministic and unique in the page), in document order, kept
+    when the typed text is in the id or the block's text (case-insensitive). In the page being
+    written, the block under the cursor (``cursor_line``) is not offered."""
     page = _target_page(vault, source, target)
     if page is None:
         return []
     lines = page.body.split("\n")
+    want = typed.casefold()
     out = []
     for block_id, line in page.blocks:
-        if typed.casefold() in block_id.casefold():
-            i = line - page.body_line
-            text = lines[i].strip() if 0 <= i < len(lines) else ""
-            out.append((block_id, text))
+        i = line - page.body_line
+        text = lines[i].strip() if 0 <= i < len(lines) else ""
+        if want in block_id.casefold() or want in text.casefold():
+            label = _ITEM.sub("", _HAS_ID.sub("", text)).strip()
+            out.append(BlockChoice(block_id, label or text, page.path, line))
+    own = page.path == source
+    taken = {b.casefold() for b, _ in page.blocks}
+    for first, last, text in _paragraphs(page):
+        if own and cursor_line is not None and first <= cursor_line <= last:
+            continue
+        fresh = _fresh_id(text, taken)
+        taken.add(fresh)
+        if want and want not in text.casefold():
+            continue
+        end = lines[last - page.body_line].rstrip()
+        out.append(BlockChoice(fresh, text, page.path, last, True, utf16_col(end, len(end))))
     return out
+
+
+def daily_choices(
+    vault: Vault, typed: str, today: date, fmt: str = dailynotes.DEFAULT_FORMAT, folder: str = "", style: str = "auto"
+) -> list[tuple[dailynotes.DailyNote, bool]]:
+    """The daily notes the typed text names (``tod`` → today, ``next fr`` → next friday), each
+    with whether its page exists. An existing note is linked as any page; a missing one by its
+    name, or by its path when that name already leads to another page."""
+    out = []
+    for name, day in dailynotes.relative_days(today):
+        if not dailynotes.matches(name, typed):
+            continue
+        path = dailynotes.note_path(day, fmt, folder)
+        noext = path[:-3]
+        existing = vault.by_path.get(noext.casefold())
+        if existing is not None:
+            target = link_target(vault, vault.pages[existing], style)
+        else:
+            bare = noext.rsplit("/", 1)[-1]
+            target = bare if vault.resolve(bare).path is None and style != "path" else noext
+        out.append((dailynotes.DailyNote(name, day, existing or path, target), existing is not None))
+    return out
+
+
+CALLOUTS = (
+    ("note", ()),
+    ("abstract", ("summary", "tldr")),
+    ("info", ()),
+    ("todo", ()),
+    ("tip", ("hint", "important")),
+    ("success", ("check", "done")),
+    ("question", ("help", "faq")),
+    ("warning", ("caution", "attention")),
+    ("failure", ("fail", "missing")),
+    ("danger", ("error",)),
+    ("bug", ()),
+    ("example", ()),
+    ("quote", ("cite",)),
+)
+_CALLOUT_OPEN = re.compile(r"^(\s{0,3}(?:>\s*)+)\[!([\w-]*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class CalloutCompletion:
+    """Callout types for ``> [!ty``: replace columns [``start``, ``end``) (UTF-16) of the line;
+    ``closed`` says ``]`` already follows. ``choices`` are (type, the type it is an alias of)."""
+
+    typed: str
+    start: int
+    end: int
+    closed: bool
+    choices: tuple[tuple[str, str], ...]
+
+
+def callout_completion(line: str, col: int) -> CalloutCompletion | None:
+    """The callout types to offer at UTF-16 column ``col`` of ``line``, or None when the cursor
+    is not in a ``> [!…`` callout marker. Obsidian's standard types and their aliases, in its order."""
+    cursor = index_of_utf16(line, col)
+    m = _CALLOUT_OPEN.match(line[:cursor])
+    if m is None:
+        return None
+    typed = m.group(2)
+    rest = line[cursor:]
+    word = re.match(r"[\w-]*", rest)
+    end = cursor + (word.end() if word else 0)
+    closed = line[end:end + 1] == "]"
+    want = typed.casefold()
+    choices = []
+    for kind, aliases in CALLOUTS:
+        for name in (kind, *aliases):
+            if name.startswith(want):
+                choices.append((name, kind))
+    start = cursor - len(typed)
+    return CalloutCompletion(typed, utf16_col(line, start), utf16_col(line, end), closed, tuple(choices))
 
 
 def _target_page(vault: Vault, source: str | None, target: str) -> Page | None:
@@ -154,3 +324,19 @@ def _target_page(vault: Vault, source: str | None, target: str) -> Page | None:
         return vault.pages.get(source) if source else None
     res = vault.resolve(target, source)
     return vault.pages.get(res.path) if res.path else None
+
+
+def block_id_change(text: str | None, path: str, line: int, col: int, block_id: str) -> Change:
+    """The change that adds `` ^block_id`` at (``line``, UTF-16 ``col``) of page ``path``, whose
+    current text is ``text``: nothing when the block already ends with that id. Raises
+    ``EditError`` when the line no longer ends at ``col`` or already has another id (the page
+    changed since the completion was offered), so an id never lands mid-sentence."""
+    if text is None:
+        raise EditError(f"Cannot read {path}; no block id was added.")
+    lines = re.split(r"\r\n|\r|\n", text.removeprefix("\ufeff"))
+    current = lines[line].rstrip() if 0 <= line < len(lines) else None
+    if current is not None and current.endswith(f"^{block_id}"):
+        return Change()
+    if current is None or utf16_col(current, len(current)) != col or _HAS_ID.search(current):
+        raise EditError(f"{path} has changed since the completion was offered; no block id was added.")
+    return Change(edits=(TextEdit(path, Span(line, col, line, col), f" ^{block_id}"),))

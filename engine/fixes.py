@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import dailynotes
 from .edits import Change, alias_fix, anchor_fixes, create_page, relink_to
-from .model import Span
+from .model import Link, Span
 from .navigate import find_block, find_heading
 from .scan import OutsideVault, confined_path
 from .vault import Vault
@@ -37,12 +38,21 @@ def _overlaps(a: Span, b: Span) -> bool:
 
 
 def quick_fixes(
-    vault: Vault, path: str, span: Span, *, new_page_folder: str = "", text: str | None = None, create: bool = True
+    vault: Vault,
+    path: str,
+    span: Span,
+    *,
+    new_page_folder: str = "",
+    text: str | None = None,
+    create: bool = True,
+    daily: tuple[str, str] | None = None,
 ) -> tuple[Fix, ...]:
     """The fixes for the links of page ``path`` that touch ``span``, in link order.
 
     ``new_page_folder`` is where "Create page" puts a page named by a bare link; ``create``
-    False leaves those fixes out (for editors that cannot create files).
+    False leaves those fixes out (for editors that cannot create files). ``daily`` is the
+    daily-note (format, folder): a bare link named like a daily note (``[[2024-07-14]]``) is
+    created in the daily-note folder instead.
     """
     page = vault.get(path)
     if page is None:
@@ -55,7 +65,7 @@ def quick_fixes(
         if res.attachment:
             continue
         if res.path is None:
-            made = create_page(vault, path, link, new_page_folder) if create else None
+            made = create_page(vault, path, link, _folder_for(link, new_page_folder, daily)) if create else None
             if made is not None and vault.root and not _resolves_inside(vault.root, made[0]):
                 made = None  # its folder is a symbolic link out of the vault: never offered
             if made is not None:
@@ -79,6 +89,16 @@ def quick_fixes(
             for name, edit in anchor_fixes(vault, path, link, res.path, text):
                 out.append(Fix(f"Link to {'heading ' if broken_heading else 'block '}“{name}”", code, link.span, Change(edits=(edit,))))
     return tuple(out)
+
+
+def _folder_for(link: Link, folder: str, daily: tuple[str, str] | None) -> str:
+    """The folder "Create page" uses for a bare link: the daily-note folder for a daily note."""
+    if daily is None or "/" in link.target.strip("/"):
+        return folder
+    fmt, daily_folder = daily
+    if dailynotes.parse_date(link.target.strip(), fmt or dailynotes.DEFAULT_FORMAT) is None:
+        return folder
+    return daily_folder
 
 
 def _resolves_inside(root: str, rel: str) -> bool:

@@ -76,7 +76,7 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class Fold:
-    """A foldable line range (inclusive); ``kind`` is ``frontmatter`` or ``section``."""
+    """A foldable line range (inclusive); ``kind`` is ``frontmatter``, ``section``, ``code`` or ``callout``."""
 
     start_line: int
     end_line: int

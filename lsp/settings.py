@@ -29,6 +29,7 @@ else:  # pragma: no cover
 
 SETTINGS_FILE = ".vaultlens.toml"
 OBSIDIAN_APP_FILE = ".obsidian/app.json"  # Obsidian's new-note and attachment folders (vault-relative)
+OBSIDIAN_DAILY_FILE = ".obsidian/daily-notes.json"  # Obsidian's daily-note format and folder
 LINK_STYLES = ("auto", "title", "filename", "path")
 LINK_ORDERS = ("auto", "target-first", "label-first")
 SEVERITIES = ("error", "warning", "information", "hint", "off")
@@ -55,6 +56,16 @@ class Settings:
     new_page_folder: str | None = None  # None: the .obsidian/app.json new-note folder
     cache_enabled: bool = True  # the persistent index of parsed pages (engine/cache.py)
     cache_location: str = "user"  # "user" (user cache folder) or a folder; never from the vault's file
+    daily_note_format: str = ""  # moment.js format; "": .obsidian/daily-notes.json's, else YYYY-MM-DD
+    daily_note_folder: str = ""  # "": .obsidian/daily-notes.json's folder, else the vault's top
+    obsidian_daily_format: str = ""  # read from .obsidian/daily-notes.json, not a user key
+    obsidian_daily_folder: str = ""
+
+    @property
+    def daily_note(self) -> tuple[str, str]:
+        """The daily notes' (moment.js format, folder): the settings, else Obsidian's, else ``YYYY-MM-DD`` at the top."""
+        fmt = self.daily_note_format or self.obsidian_daily_format or "YYYY-MM-DD"
+        return fmt, self.daily_note_folder or self.obsidian_daily_folder
 
     @property
     def create_folder(self) -> str:
@@ -97,6 +108,10 @@ _ALIASES = {
     "cache_location": "cache_location",
     "cache_dir": "cache_location",
     "cache_folder": "cache_location",
+    "daily_note_format": "daily_note_format",
+    "daily_notes_format": "daily_note_format",
+    "daily_note_folder": "daily_note_folder",
+    "daily_notes_folder": "daily_note_folder",
 }
 
 
@@ -156,6 +171,10 @@ def _coerce(name: str, value: Any) -> Any:
         if value.strip() == "vault":
             raise ValueError('"user" or a folder path outside the vault ("vault" is no longer offered: an index kept in a vault travels with it)')
         return value.strip()
+    if name == "daily_note_format":
+        if not isinstance(value, str):
+            raise ValueError("a moment.js date format such as YYYY-MM-DD")
+        return value.strip()
     if not isinstance(value, str):
         raise ValueError("a folder path")
     return value.strip("/")
@@ -202,6 +221,17 @@ def load_vault_settings(root: str, base: Settings | None = None) -> tuple[Settin
                     settings = replace(settings, attachment_folder=data["attachmentFolderPath"].strip("/"))
         except (OSError, ValueError) as exc:
             warnings.append(f".obsidian/app.json: not read ({exc})")
+    daily = os.path.join(*OBSIDIAN_DAILY_FILE.split("/"))
+    if os.path.isfile(os.path.join(root, daily)):
+        try:
+            data = json.loads(read_bytes(root, daily) or b"{}")  # confined, as app.json
+            if isinstance(data, dict):
+                if isinstance(data.get("format"), str) and data["format"].strip():
+                    settings = replace(settings, obsidian_daily_format=data["format"].strip())
+                if isinstance(data.get("folder"), str):
+                    settings = replace(settings, obsidian_daily_folder=data["folder"].strip().strip("/"))
+        except (OSError, ValueError) as exc:
+            warnings.append(f"{OBSIDIAN_DAILY_FILE}: not read ({exc})")
     if os.path.isfile(os.path.join(root, SETTINGS_FILE)):
         try:
             data = tomllib.loads(read_bytes(root, SETTINGS_FILE).decode("utf-8"))

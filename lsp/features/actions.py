@@ -50,6 +50,7 @@ def register(server: VaultServer) -> None:
             new_page_folder=state.settings.create_folder,
             text=document_text(ls, params.text_document.uri),
             create=can_create_files(ls),
+            daily=state.settings.daily_note,
         )
         out = []
         for fix in fixes:

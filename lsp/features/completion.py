@@ -9,16 +9,37 @@ and fall back to ``sortText``), with the label after it so typing more still nar
 
 from __future__ import annotations
 
+from datetime import date
+
 from lsprotocol import types
 
-from vaultlens.engine.complete import block_choices, heading_choices, link_context, page_choices
+from vaultlens.engine.complete import (
+    BlockChoice,
+    LinkContext,
+    block_choices,
+    block_id_change,
+    callout_completion,
+    daily_choices,
+    heading_choices,
+    link_context,
+    page_choices,
+)
+from vaultlens.engine.dailynotes import asks_first
+from vaultlens.engine.edits import EditError
 from vaultlens.engine.render import breakdown_table
 from vaultlens.engine.tags import tag_completion
 from vaultlens.engine.vault import Vault
 
-from ..server import VaultServer
+from ..server import VaultServer, VaultState
+from .changes import RequestFailed, applies_document_changes, texts_for, to_workspace_edit
 
-TRIGGERS = ["[", "#", "^", "|"]
+TRIGGERS = ["[", "#", "^", "|", "!"]
+ADD_BLOCK_ID = "vaultlens.addBlockId"
+
+
+def today() -> date:
+    """The local date: what ``[[today]]`` means (the engine takes it as an argument)."""
+    return date.today()
 
 
 def _edit(line: int, start: int, end: int, text: str) -> types.TextEdit:
@@ -47,6 +68,72 @@ def _tags(vault: Vault, rel: str, lines: list[str], line_no: int, col: int, limi
     return types.CompletionList(is_incomplete=True, items=items)
 
 
+def _callouts(line_no: int, line: str, col: int) -> types.CompletionList | None:
+    found = callout_completion(line, col)
+    if found is None:
+        return None
+    items = [
+        types.CompletionItem(
+            label=name,
+            kind=types.CompletionItemKind.EnumMember,
+            detail=f"alias of {kind}" if name != kind else "callout",
+            sort_text=f"{rank:05d}",
+            filter_text=f"{found.typed}{name}" if found.typed else name,
+            text_edit=_edit(line_no, found.start, found.end, name if found.closed else f"{name}]"),
+        )
+        for rank, (name, kind) in enumerate(found.choices)
+    ]
+    return types.CompletionList(is_incomplete=False, items=items)
+
+
+def _daily_items(state: VaultState, ctx: LinkContext, line_no: int, after: int) -> list[types.CompletionItem]:
+    """Daily-note items, ranked from ``after`` on (0: before the pages)."""
+    fmt, folder = state.settings.daily_note
+    items = []
+    found = daily_choices(state.vault, ctx.typed, today(), fmt, folder, state.settings.link_style)
+    for rank, (note, exists) in enumerate(found):
+        items.append(
+            types.CompletionItem(
+                label=note.name,
+                kind=types.CompletionItemKind.Event,
+                detail=f"{note.day.isoformat()} · {note.path}" + ("" if exists else " (not created yet)"),
+                sort_text=f"{after + rank:05d}",
+                filter_text=f"{ctx.typed}{note.name}",
+                text_edit=_edit(line_no, ctx.start, ctx.end, ctx.finish(note.target)),
+                label_details=types.CompletionItemLabelDetails(description=note.target),
+            )
+        )
+    return items
+
+
+def _block_item(
+    state: VaultState, rel: str, ctx: LinkContext, line_no: int, rank: int, choice: BlockChoice
+) -> types.CompletionItem:
+    item = types.CompletionItem(
+        label=choice.text[:60] if choice.new else choice.block_id,
+        kind=types.CompletionItemKind.Text if choice.new else types.CompletionItemKind.Reference,
+        detail=f"new block id ^{choice.block_id}" if choice.new else choice.text[:80],
+        documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=choice.text) if choice.new else None,
+        sort_text=f"{rank:05d}",
+        filter_text=f"{ctx.typed}{choice.text}" if choice.new else f"{ctx.typed}{choice.block_id}",
+        text_edit=_edit(line_no, ctx.start, ctx.end, ctx.finish(choice.block_id)),
+    )
+    if not choice.new:
+        return item
+    if choice.path == rel:
+        # The block is in this buffer: its id is one more edit of this completion, applied with it.
+        item.additional_text_edits = [_edit(choice.line, choice.col, choice.col, f" ^{choice.block_id}")]
+    else:
+        # Another page: the client runs this command after inserting the link, and the server
+        # asks it to apply one versioned WorkspaceEdit (workspace/applyEdit).
+        item.command = types.Command(
+            title="Add the block id",
+            command=ADD_BLOCK_ID,
+            arguments=[state.root, choice.path, choice.line, choice.col, choice.block_id],
+        )
+    return item
+
+
 def register(server: VaultServer) -> None:
     """Register ``textDocument/completion``."""
 
@@ -67,9 +154,15 @@ def register(server: VaultServer) -> None:
         line = lines[line_no].rstrip("\r\n")
         ctx = link_context(line, params.position.character)
         if ctx is None:
+            callouts = _callouts(line_no, line, params.position.character)
+            if callouts is not None:
+                return callouts
             return _tags(state.vault, rel, lines, line_no, params.position.character, state.settings.limit)
         items: list[types.CompletionItem] = []
         if ctx.kind == "page":
+            first = asks_first(ctx.typed)
+            if first:
+                items += _daily_items(state, ctx, line_no, 0)
             choices = page_choices(state.vault, ctx.typed, state.settings.limit, state.settings.link_style)
             for rank, choice in enumerate(choices):
                 hit = choice.hit
@@ -84,12 +177,14 @@ def register(server: VaultServer) -> None:
                         kind=types.CompletionItemKind.File,
                         detail=f"{hit.score} · {hit.page.path}",
                         documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc_md),
-                        sort_text=f"{rank:05d}",
+                        sort_text=f"{len(items):05d}",
                         filter_text=f"{ctx.typed}{choice.label}" if ctx.typed else choice.label,
                         text_edit=_edit(line_no, ctx.start, ctx.end, ctx.page_text(choice)),
                         label_details=types.CompletionItemLabelDetails(description=hit.page.path),
                     )
                 )
+            if not first:
+                items += _daily_items(state, ctx, line_no, len(items))
         elif ctx.kind == "heading":
             for rank, (text, level) in enumerate(heading_choices(state.vault, rel, ctx.target, ctx.typed)):
                 items.append(
@@ -103,15 +198,25 @@ def register(server: VaultServer) -> None:
                     )
                 )
         else:
-            for rank, (block_id, text) in enumerate(block_choices(state.vault, rel, ctx.target, ctx.typed)):
-                items.append(
-                    types.CompletionItem(
-                        label=block_id,
-                        kind=types.CompletionItemKind.Reference,
-                        detail=text[:80],
-                        sort_text=f"{rank:05d}",
-                        filter_text=f"{ctx.typed}{block_id}" if ctx.typed else block_id,
-                        text_edit=_edit(line_no, ctx.start, ctx.end, ctx.finish(block_id)),
-                    )
-                )
+            blocks = block_choices(state.vault, rel, ctx.target, ctx.typed, line_no)
+            for rank, choice in enumerate(blocks):
+                items.append(_block_item(state, rel, ctx, line_no, rank, choice))
         return types.CompletionList(is_incomplete=True, items=items)
+
+    @server.command(ADD_BLOCK_ID)
+    async def add_block_id(ls: VaultServer, root: str, rel: str, line: int, col: int, block_id: str) -> None:
+        """Add the block id a completion linked to, in another page: one versioned WorkspaceEdit."""
+        try:
+            state = ls.vaults[root]
+        except (TypeError, KeyError):
+            raise RequestFailed("vaultlens.addBlockId takes a vault, a page, a line, a column and an id.") from None
+        if not applies_document_changes(ls):
+            raise RequestFailed("vaultlens cannot add the block id: the editor cannot apply versioned document changes.")
+        try:
+            change = block_id_change(texts_for(ls, state)(rel), rel, int(line), int(col), str(block_id))
+        except EditError as exc:
+            raise RequestFailed(str(exc)) from None
+        if change.edits:
+            await ls.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=to_workspace_edit(ls, state, change), label="Add block id")
+            )

@@ -6,13 +6,19 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.capabilities import get_capability
 
-from vaultlens.engine.navigate import Section, folds, outline
+from vaultlens.engine.folding import folding_ranges
+from vaultlens.engine.navigate import Section, outline
 
 from ..convert import to_lsp_range
 from ..server import VaultServer
 from .changes import state_and_page
 
-_FOLD_KINDS = {"frontmatter": types.FoldingRangeKind.Imports, "section": types.FoldingRangeKind.Region}
+_FOLD_KINDS = {
+    "frontmatter": types.FoldingRangeKind.Imports,
+    "section": types.FoldingRangeKind.Region,
+    "code": types.FoldingRangeKind.Region,
+    "callout": types.FoldingRangeKind.Region,
+}
 
 
 def _symbol(section: Section) -> types.DocumentSymbol:
@@ -68,5 +74,5 @@ def register(server: VaultServer) -> None:
         state, rel = found
         return [
             types.FoldingRange(start_line=f.start_line, end_line=f.end_line, kind=_FOLD_KINDS[f.kind])
-            for f in folds(state.vault.pages[rel])
+            for f in folding_ranges(state.vault.pages[rel])
         ]

@@ -1,5 +1,5 @@
 """Renames: ``textDocument/prepareRename`` + ``textDocument/rename`` (a page, from a link to it or
-from its title; a heading) and ``workspace/willRenameFiles`` (files or folders renamed in the
+from its title; a heading; a tag, with the tags below it, across the vault) and ``workspace/willRenameFiles`` (files or folders renamed in the
 editor). Each answer is one WorkspaceEdit that keeps every link resolving to the same page.
 
 The client must apply versioned ``documentChanges`` (and file renames, when the file is
@@ -16,6 +16,8 @@ import os
 from lsprotocol import types
 
 from vaultlens.engine.edits import EditError, RenameSubject, move_pages, rename, rename_subject
+from vaultlens.engine.model import Span
+from vaultlens.engine.tags import rename_tag, tag_at
 
 from ..convert import to_lsp_range, uri_to_path
 from ..server import VaultServer, VaultState
@@ -40,6 +42,20 @@ async def _subject(ls: VaultServer, uri: str, position: types.Position) -> tuple
         raise RequestFailed("vaultlens is still indexing the vault; try the rename again in a moment.")
     subject = rename_subject(state.vault, rel, position.line, position.character, document_text(ls, uri))
     return (state, subject) if subject is not None else None
+
+
+async def _tag(ls: VaultServer, uri: str, position: types.Position) -> tuple[VaultState, str, Span] | None:
+    """The tag under the cursor (inline or in the frontmatter ``tags``), or None."""
+    found = state_and_page(ls, uri)
+    if found is None:
+        return None
+    state, rel = found
+    tag = tag_at(state.vault, rel, position.line, position.character, document_text(ls, uri))
+    if tag is None:
+        return None
+    if not await wait_indexed(state):
+        raise RequestFailed("vaultlens is still indexing the vault; try the rename again in a moment.")
+    return state, tag[0], tag[1]
 
 
 def _moves(state: VaultState, files: list[types.FileRename]) -> dict[str, str]:
@@ -68,6 +84,11 @@ def register(server: VaultServer) -> None:
     async def prepare_rename(
         ls: VaultServer, params: types.PrepareRenameParams
     ) -> types.PrepareRenamePlaceholder | None:
+        tag = await _tag(ls, params.text_document.uri, params.position)
+        if tag is not None:
+            require_edit_support(ls)
+            _state, name, span = tag
+            return types.PrepareRenamePlaceholder(range=to_lsp_range(span), placeholder=name.lstrip("#"))
         found = await _subject(ls, params.text_document.uri, params.position)
         if found is None:
             return None
@@ -77,9 +98,18 @@ def register(server: VaultServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_RENAME)
     async def rename_symbol(ls: VaultServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
+        tag = await _tag(ls, params.text_document.uri, params.position)
+        if tag is not None:
+            require_edit_support(ls)
+            state, name, _span = tag
+            try:
+                change = rename_tag(state.vault, name, params.new_name, texts_for(ls, state))
+            except EditError as exc:
+                raise RequestFailed(str(exc)) from None
+            return to_workspace_edit(ls, state, change)
         found = await _subject(ls, params.text_document.uri, params.position)
         if found is None:
-            raise RequestFailed("Nothing to rename here: put the cursor on a link, a heading or the page's title.")
+            raise RequestFailed("Nothing to rename here: put the cursor on a link, a heading, a tag or the page's title.")
         state, subject = found
         require_edit_support(ls, renames_file=subject.renames_file)
         try:

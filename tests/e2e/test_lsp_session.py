@@ -29,7 +29,7 @@ async def test_initialize_watchers_and_progress(bare_client: LanguageClient, vau
     assert caps.position_encoding == types.PositionEncodingKind.Utf16
     assert caps.text_document_sync.change == types.TextDocumentSyncKind.Incremental
     assert caps.text_document_sync.open_close is True
-    assert set(caps.completion_provider.trigger_characters) == {"[", "#", "^", "|"}
+    assert set(caps.completion_provider.trigger_characters) == {"[", "#", "^", "|", "!"}  # "!" opens a callout type: > [!
     assert caps.hover_provider
     assert caps.workspace_symbol_provider
 

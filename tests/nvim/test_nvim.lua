@@ -322,7 +322,35 @@ local function main()
   check(records[2] and records[2].info ~= nil, "typing on to [[compo shows the server's pages for [[compo", show(records[2]))
   check(records[3] and records[3].line == "[[" .. narrowed[1] .. "]]", "<C-n><C-y> inserts the first page's link, closed", show(records[3]))
 
-  -- Hover on [[Graph RAG]] in Home.md: the page, and its related pages with reasons.
+  -- Daily notes: [[today completes to today's note in the vault's format (YYYY-MM-DD, no
+  -- .obsidian/daily-notes.json here), from the local date as the server reads it.
+  local daily_labels, daily_items = complete(home, "[[today")
+  check(daily_labels[1] == "today", "[[today offers today's daily note first", show(daily_labels))
+  check(daily_items[1] and daily_items[1].textEdit.newText == os.date("%Y-%m-%d") .. "]]", "[[today inserts today's date as the link", show(daily_items[1]))
+
+  -- Block references: choosing a paragraph of this page adds its ^id at the paragraph's end
+  -- (the item's additionalTextEdits, applied by the plugin's CompleteDone).
+  local before_lines = vim.api.nvim_buf_get_lines(home, 0, -1, false)
+  local para_row
+  for i, line in ipairs(before_lines) do
+    if line:find("that reward good inputs", 1, true) then
+      para_row = i
+    end
+  end
+  check(para_row ~= nil, "Home.md has the paragraph about patient systems")
+  local block_records = type_keys(home, {
+    { keys = "[[#^patient<C-x><C-o>", until_ = function(info) return #info.items > 0 end },
+    { keys = "<C-n><C-y>", until_ = function(info) return info.pum_visible == 0 end },
+  })
+  flush()
+  local linked = block_records[2] and block_records[2].line or ""
+  local block_id = linked:match("^%[%[#%^([%w%-]+)%]%]$")
+  check(block_id ~= nil, "choosing the paragraph inserts [[#^id]]", show(block_records))
+  local para = vim.api.nvim_buf_get_lines(home, para_row - 1, para_row, false)[1] or ""
+  check(block_id ~= nil and para:sub(-(#block_id + 2)) == " ^" .. block_id, "the paragraph gets ^id in the same edit", para)
+  vim.api.nvim_buf_set_lines(home, 0, -1, false, before_lines)
+
+
   local lines = vim.api.nvim_buf_get_lines(home, 0, -1, false)
   local row, col
   for i, line in ipairs(lines) do

@@ -145,6 +145,8 @@ export const SERVER_SETTING_KEYS = [
   "diagnostics.enabled",
   "diagnostics.unresolvedSeverity",
   "codeLens.enabled",
+  "dailyNotes.format",
+  "dailyNotes.folder",
 ] as const;
 
 /** What `WorkspaceConfiguration.inspect(key)` tells about one key (the parts used here). */

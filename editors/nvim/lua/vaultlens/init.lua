@@ -392,6 +392,27 @@ function M.omnifunc(findstart, _)
   return {}
 end
 
+-- A chosen item's other edits (a block id added to this page for a `[[#^` link) and its command
+-- (the same, in another page: the server answers with workspace/applyEdit, which Neovim applies).
+local function on_complete_done(bufnr)
+  local done = vim.v.completed_item
+  local data = type(done) == "table" and type(done.user_data) == "table" and done.user_data or nil
+  local item = data and data.nvim and data.nvim.lsp and data.nvim.lsp.completion_item
+  if type(item) ~= "table" then
+    return
+  end
+  local client = buf_clients(bufnr)[1]
+  if not client then
+    return
+  end
+  if type(item.additionalTextEdits) == "table" and #item.additionalTextEdits > 0 then
+    vim.lsp.util.apply_text_edits(item.additionalTextEdits, bufnr, client.offset_encoding)
+  end
+  if type(item.command) == "table" and item.command.command then
+    call(client, "request", "workspace/executeCommand", { command = item.command.command, arguments = item.command.arguments }, function() end, bufnr)
+  end
+end
+
 -- Typing on with the plugin's popup open (nothing selected): ask again for the new text.
 local function on_text_changed_p(bufnr)
   if vim.b[bufnr].vaultlens_popup and vim.fn.complete_info({ "selected" }).selected == -1 then
@@ -433,8 +454,9 @@ local function on_attach(client, bufnr)
       buffer = bufnr,
       callback = function()
         vim.b[bufnr].vaultlens_popup = false
+        on_complete_done(bufnr)
       end,
-      desc = "vaultlens: the [[ completion popup closed",
+      desc = "vaultlens: the [[ completion popup closed (a chosen item's block id is added)",
     })
   end
   if M.config.keymaps and vim.fn.maparg("K", "n", false, true).buffer ~= 1 then
