@@ -24,9 +24,11 @@ from .features import (
     definition,
     diagnostics,
     hover,
+    inlay,
     outline,
     references,
     rename,
+    semantic,
     symbols,
     wiki,
 )
@@ -35,7 +37,8 @@ from .server import VaultServer
 # In registration order: document sync first, then the custom requests (wiki/*, one per engine
 # operation), then navigation and editing.
 FEATURES = (sync, wiki, symbols, completion, hover,
-            definition, references, outline, codelens, diagnostics, actions, rename)
+            definition, references, outline, codelens, diagnostics, actions, rename,
+            inlay, semantic)
 
 
 def build_server() -> VaultServer:

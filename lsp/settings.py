@@ -33,6 +33,8 @@ LINK_STYLES = ("auto", "title", "filename", "path")
 LINK_ORDERS = ("auto", "target-first", "label-first")
 SEVERITIES = ("error", "warning", "information", "hint", "off")
 DIAGNOSTIC_SCOPES = ("vault", "open")
+LINK_TITLE_HINTS = ("off", "slugs", "all")  # engine.annotate.LINK_TITLE_MODES
+EXTRACT_LEAVES = ("link", "embed")
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,11 @@ class Settings:
     new_page_folder: str | None = None  # None: the .obsidian/app.json new-note folder
     cache_enabled: bool = True  # the persistent index of parsed pages (engine/cache.py)
     cache_location: str = "user"  # "user" (user cache folder) or a folder; never from the vault's file
+    # editing features (issue 21): inlay hints, semantic tokens, extract to a new page
+    inlay_heading_backlinks: bool = True  # "N backlinks" after headings other pages link to
+    inlay_link_titles: str = "slugs"  # the title after a slug link: "slugs", "all" or "off"
+    semantic_tokens_enabled: bool = True
+    extract_leaves: str = "link"  # what "Extract to a new page" leaves behind: "link" or "embed"
 
     @property
     def create_folder(self) -> str:
@@ -92,6 +99,14 @@ _ALIASES = {
     "cache_location": "cache_location",
     "cache_dir": "cache_location",
     "cache_folder": "cache_location",
+    "inlay_hints_heading_backlinks": "inlay_heading_backlinks",
+    "inlay_heading_backlinks": "inlay_heading_backlinks",
+    "inlay_hints_link_titles": "inlay_link_titles",
+    "inlay_link_titles": "inlay_link_titles",
+    "semantic_tokens_enabled": "semantic_tokens_enabled",
+    "semantic_tokens": "semantic_tokens_enabled",
+    "extract_leaves": "extract_leaves",
+    "extract_leave": "extract_leaves",
 }
 
 
@@ -137,7 +152,16 @@ def _coerce(name: str, value: Any) -> Any:
         if value not in DIAGNOSTIC_SCOPES:
             raise ValueError("one of " + ", ".join(DIAGNOSTIC_SCOPES))
         return value
-    if name in ("hover_related", "diagnostics_enabled", "code_lens_enabled", "cache_enabled"):
+    if name == "inlay_link_titles":
+        if value not in LINK_TITLE_HINTS:
+            raise ValueError("one of " + ", ".join(LINK_TITLE_HINTS))
+        return value
+    if name == "extract_leaves":
+        if value not in EXTRACT_LEAVES:
+            raise ValueError("one of " + ", ".join(EXTRACT_LEAVES))
+        return value
+    if name in ("hover_related", "diagnostics_enabled", "code_lens_enabled", "cache_enabled",
+                "inlay_heading_backlinks", "semantic_tokens_enabled"):
         if not isinstance(value, bool):
             raise ValueError("true or false")
         return value
