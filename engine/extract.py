@@ -145,6 +145,14 @@ def _free_name(vault: Vault, folder: str, name: str, title: str, taken: Callable
     raise EditError(f"Every name from “{name}” to “{name} {MAX_TRIES}” is taken; nothing was changed.")
 
 
+def _one_line(lines: list[str], span: Span) -> str | None:
+    """The text of a one-line span (None when it is not one line of ``lines``)."""
+    if span.start_line != span.end_line or not 0 <= span.start_line < len(lines):
+        return None
+    line = lines[span.start_line]
+    return line[index_of_utf16(line, span.start_char) : index_of_utf16(line, span.end_char)]
+
+
 def _region_text(lines: list[str], region: Span, rewrites: list[tuple[Span, str]]) -> str:
     """The text of ``region`` with ``rewrites`` (one-line spans inside it) applied."""
     out: list[str] = []
@@ -220,7 +228,7 @@ def extract_page(
     lines = _LINE_SPLIT.split(text)
     own_links = (*page.edges, *page.links)
     for link in page.links:  # the index must describe this text, or every span below is wrong
-        if text_at(text, link.span) != link.raw:
+        if _one_line(lines, link.span) != link.raw:
             raise EditError(f"{path} has changed since it was indexed; save or reload it and try again. Nothing was changed.")
         if _overlaps(region, link.span) and not _inside(region, link.span):
             raise EditError(f"The selection cuts the link “{link.raw}”; select all of it or none. Nothing was changed.")
