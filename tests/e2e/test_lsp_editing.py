@@ -170,3 +170,42 @@ async def test_workspace_diagnostics_with_result_ids(bare_client: LanguageClient
     assert [list(item.items) for item in third.items if item.uri == garden] == [[]]
     # closed pages are no longer pushed once the client pulls the workspace
     assert not bare_client.diagnostics.get(other)
+
+
+def test_the_settings_of_the_editing_features():
+    from vaultlens.lsp.settings import Settings, merge
+
+    settings, warnings = merge(Settings(), {
+        "inlayHints": {"headingBacklinks": False, "linkTitles": "all"},
+        "semanticTokens": {"enabled": False}, "extract": {"leaves": "embed"},
+    }, "test")
+    assert warnings == []
+    assert (settings.inlay_heading_backlinks, settings.inlay_link_titles, settings.semantic_tokens_enabled,
+            settings.extract_leaves) == (False, "all", False, "embed")
+    _, warnings = merge(Settings(), {"inlayHints": {"linkTitles": "some"}, "extract": {"leaves": "copy"}}, "test")
+    assert len(warnings) == 2 and "one of off, slugs, all" in warnings[0]
+
+
+async def test_settings_turn_hints_and_tokens_off_and_extract_leaves_an_embed(bare_client: LanguageClient, tmp_path: Path):
+    root = write_vault(tmp_path / "vault", FILES)
+    options = {"inlayHints": {"headingBacklinks": False, "linkTitles": "off"}, "semanticTokens": {"enabled": False},
+               "extract": {"leaves": "embed"}, "newPageFolder": ""}
+    await start_nav_session(bare_client, root, caps=EDITING, options=options)
+    uri, text = open_doc(bare_client, root, "notes/Garden.md")
+    whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=20, character=0))
+    assert not await bare_client.text_document_inlay_hint_async(types.InlayHintParams(text_document=doc(uri), range=whole))
+    assert await bare_client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(text_document=doc(uri))) is None
+    # a selection of whole lines, all code actions asked for: the extract action is among them
+    selection = types.Range(start=types.Position(line=11, character=0), end=types.Position(line=12, character=0))
+    actions = await bare_client.text_document_code_action_async(
+        types.CodeActionParams(text_document=doc(uri), range=selection, context=types.CodeActionContext(diagnostics=[]))
+    )
+    extract = [a for a in actions if a.kind == types.CodeActionKind.RefactorExtract]
+    assert [a.title for a in extract] == ["Extract selection to a new page “Dig deep” (Dig deep.md)"]
+    apply_edit(extract[0].edit, {uri: (1, text)})
+    assert (root / "Dig deep.md").read_text(encoding="utf-8") == "Dig deep. ^deep\n"
+    assert "### Depth\n\n![[Dig deep]]\n\n## Watering" in (root / "notes/Garden.md").read_text(encoding="utf-8")
+    after, _ = open_vault(str(root))
+    compost = after.pages["notes/Compost.md"]
+    assert [after.resolve_link(link, "notes/Compost.md").path for link in compost.links] == [
+        "notes/Garden.md", "Dig deep.md", "notes/Garden.md"]
