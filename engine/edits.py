@@ -284,6 +284,15 @@ def _retarget(
     return fallback
 
 
+def retarget_link(
+    after: Vault, source: str, want: str, link: Link, via: str | None, relative_style: bool, before_path: str = ""
+) -> str | None:
+    """The relinker's new target text for ``link`` (see ``_retarget``), for the other planners
+    (``engine/extract.py``): ``after`` is the vault as it will be, ``source`` the page the link
+    will stand in."""
+    return _retarget(after, source, want, link, via, relative_style, before_path)
+
+
 def _anchor_text(link: Link, old_anchor: str, heading: Heading, new_text: str) -> str:
     """The anchor to write for a renamed heading, in the style the link used."""
     markdown = _is_markdown(link)

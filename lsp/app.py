@@ -24,10 +24,12 @@ from .features import (
     definition,
     diagnostics,
     hover,
+    inlay,
     mentions,
     outline,
     references,
     rename,
+    semantic,
     symbols,
     wiki,
 )
@@ -36,7 +38,8 @@ from .server import VaultServer
 # In registration order: document sync first, then the custom requests (wiki/*, one per engine
 # operation), then navigation and editing.
 FEATURES = (sync, wiki, symbols, completion, hover,
-            definition, references, outline, codelens, diagnostics, actions, rename, mentions)
+            definition, references, outline, codelens, diagnostics, actions, rename, mentions,
+            inlay, semantic)
 
 
 def build_server() -> VaultServer:

@@ -57,6 +57,7 @@ class VaultState(VaultSync):
     published_diagnostics: dict[str, tuple[str, tuple[Finding, ...]]] = field(default_factory=dict)  # rel -> (uri, findings) pushed
     pending_diagnostics: dict[str, Page | None] = field(default_factory=dict)  # rel -> the page before its changes
     diagnostics_timer: asyncio.TimerHandle | None = None  # the debounced re-check of pending_diagnostics
+    workspace_findings: dict[str, tuple[Finding, ...]] | None = None  # rel -> findings, once the client pulls workspace/diagnostic
     hover_generation: int | None = None  # the vault generation hover_memo was made for
     hover_memo: dict[Any, str] = field(default_factory=dict)  # hover texts of that generation
     followed_paths: set[str] = field(default_factory=set)  # files an edit touched, watched on disk (sync.follow_disk)

@@ -35,6 +35,8 @@ LINK_ORDERS = ("auto", "target-first", "label-first")
 SEVERITIES = ("error", "warning", "information", "hint", "off")
 DIAGNOSTIC_SCOPES = ("vault", "open")
 SUGGESTION_SEVERITIES = ("hint", "information", "off")  # link suggestions: never louder than information
+LINK_TITLE_HINTS = ("off", "slugs", "all")  # engine.annotate.LINK_TITLE_MODES
+EXTRACT_LEAVES = ("link", "embed")
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,11 @@ class Settings:
         """The daily notes' (moment.js format, folder): the settings, else Obsidian's, else ``YYYY-MM-DD`` at the top."""
         fmt = self.daily_note_format or self.obsidian_daily_format or "YYYY-MM-DD"
         return fmt, self.daily_note_folder or self.obsidian_daily_folder
+    # editing features (issue 21): inlay hints, semantic tokens, extract to a new page
+    inlay_heading_backlinks: bool = True  # "N backlinks" after headings other pages link to
+    inlay_link_titles: str = "slugs"  # the title after a slug link: "slugs", "all" or "off"
+    semantic_tokens_enabled: bool = True
+    extract_leaves: str = "link"  # what "Extract to a new page" leaves behind: "link" or "embed"
 
     @property
     def create_folder(self) -> str:
@@ -112,6 +119,14 @@ _ALIASES = {
     "daily_notes_format": "daily_note_format",
     "daily_note_folder": "daily_note_folder",
     "daily_notes_folder": "daily_note_folder",
+    "inlay_hints_heading_backlinks": "inlay_heading_backlinks",
+    "inlay_heading_backlinks": "inlay_heading_backlinks",
+    "inlay_hints_link_titles": "inlay_link_titles",
+    "inlay_link_titles": "inlay_link_titles",
+    "semantic_tokens_enabled": "semantic_tokens_enabled",
+    "semantic_tokens": "semantic_tokens_enabled",
+    "extract_leaves": "extract_leaves",
+    "extract_leave": "extract_leaves",
 }
 
 
@@ -161,7 +176,16 @@ def _coerce(name: str, value: Any) -> Any:
         if value not in DIAGNOSTIC_SCOPES:
             raise ValueError("one of " + ", ".join(DIAGNOSTIC_SCOPES))
         return value
-    if name in ("hover_related", "diagnostics_enabled", "code_lens_enabled", "cache_enabled"):
+    if name == "inlay_link_titles":
+        if value not in LINK_TITLE_HINTS:
+            raise ValueError("one of " + ", ".join(LINK_TITLE_HINTS))
+        return value
+    if name == "extract_leaves":
+        if value not in EXTRACT_LEAVES:
+            raise ValueError("one of " + ", ".join(EXTRACT_LEAVES))
+        return value
+    if name in ("hover_related", "diagnostics_enabled", "code_lens_enabled", "cache_enabled",
+                "inlay_heading_backlinks", "semantic_tokens_enabled"):
         if not isinstance(value, bool):
             raise ValueError("true or false")
         return value

@@ -20,7 +20,7 @@ from vaultlens.engine.scan import OutsideVault, confined_path
 
 from ..server import VaultServer
 from ..sync import follow_disk
-from . import mentions
+from . import extract, mentions
 from .changes import can_create_files, document_text, state_and_page, to_workspace_edit, wait_indexed
 
 
@@ -29,18 +29,21 @@ def register(server: VaultServer) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, extract.KIND]),
     )
     async def code_action(ls: VaultServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         found = state_and_page(ls, params.text_document.uri)
         if found is None:
             return None
+        state, rel = found
         if params.context.only and not any(
             kind == types.CodeActionKind.QuickFix or types.CodeActionKind.QuickFix.value.startswith(kind)
             for kind in params.context.only
         ):
-            return None
-        state, rel = found
+            if not extract.wanted(params.context.only):
+                return None
+            await wait_indexed(state)
+            return extract.extract_actions(ls, state, rel, params)
         await wait_indexed(state)
         r = params.range
         fixes = quick_fixes(
@@ -73,6 +76,7 @@ def register(server: VaultServer) -> None:
                     edit=to_workspace_edit(ls, state, fix.change),
                 )
             )
+        out += extract.extract_actions(ls, state, rel, params)  # refactor.extract (lsp/features/extract.py)
         return out + mentions.code_actions(ls, state, rel, params)
 
 

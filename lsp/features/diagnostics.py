@@ -14,6 +14,7 @@ Must not: decide what is wrong with a page; ``engine.diagnose`` does.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import time
 
@@ -89,6 +90,9 @@ def publish(ls: VaultServer, state: VaultState, rel: str, docs: dict) -> None:
     """Push one page's findings if they changed since the last push (an empty list clears)."""
     cache = _published(state)
     is_open = rel in state.open_docs
+    if state.workspace_findings is not None and not is_open:
+        _keep_for_workspace(ls, state, rel, docs)  # the client pulls closed pages itself
+        return
     wanted: tuple[Finding, ...] = ()
     if rel in state.vault.pages and not (is_open and pulls(ls)):
         if is_open or state.settings.diagnostics_scope == "vault":
@@ -155,7 +159,7 @@ def _recheck(ls: VaultServer, state: VaultState, rel: str, before: Page | None) 
         affected = set(pages_affected(state.vault, before, state.vault.get(rel))) | {rel}
         for path in sorted(affected):
             publish(ls, state, path, docs)
-        if any(p in state.open_docs and p != rel for p in affected):
+        if state.workspace_findings is not None or any(p in state.open_docs and p != rel for p in affected):
             _refresh(ls)
     except Exception:  # noqa: BLE001 - diagnostics must never break keeping the index live
         log.exception("diagnostics for %s failed", rel)
@@ -207,8 +211,89 @@ def on_settings(ls: VaultServer, state: VaultState) -> None:
         on_indexed(ls, state)
 
 
+# --- workspace/diagnostic: the pull of every page -----------------------------------------------
+# Once a client pulls the workspace, closed pages are no longer pushed: their findings are kept
+# in ``state.workspace_findings`` (filled on the first pull, then kept current by ``publish``
+# exactly as pushing is, page by page) and each report carries a ``resultId``, a hash of the
+# page's URI and findings, so a page whose findings did not change reports ``unchanged``.
+# Open pages are left to ``textDocument/diagnostic`` when the client pulls those too.
+
+
+def result_id(uri: str, found: tuple[Finding, ...]) -> str:
+    """A report's ``resultId``: the same findings for the same URI give the same id, in any process."""
+    return hashlib.sha256(repr((uri, found)).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+def _keep_for_workspace(ls: VaultServer, state: VaultState, rel: str, docs: dict) -> None:
+    """Record a closed page's findings for the next workspace pull (and clear what was pushed)."""
+    keep = state.workspace_findings
+    assert keep is not None
+    wanted: tuple[Finding, ...] = ()
+    if rel in state.vault.pages and state.settings.diagnostics_scope == "vault":
+        wanted = findings(ls, state, rel)
+    if wanted:
+        keep[rel] = wanted
+    else:
+        keep.pop(rel, None)
+    previous = _published(state).pop(rel, None)
+    if previous is not None:
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=previous[0], diagnostics=[]))
+
+
+async def _fill_workspace(ls: VaultServer, state: VaultState) -> None:
+    """The first workspace pull: every closed page's findings, in short slices."""
+    state.workspace_findings = {}
+    docs = open_documents(ls, state)
+    deadline = time.perf_counter() + SLICE
+    for rel in sorted(set(state.vault.pages) | set(_published(state))):
+        if rel not in state.open_docs:
+            _keep_for_workspace(ls, state, rel, docs)
+        if time.perf_counter() > deadline:
+            await asyncio.sleep(PAUSE)
+            docs = open_documents(ls, state)
+            deadline = time.perf_counter() + SLICE
+
+
+async def workspace_report(
+    ls: VaultServer, previous: dict[str, str]
+) -> list[types.WorkspaceFullDocumentDiagnosticReport | types.WorkspaceUnchangedDocumentDiagnosticReport]:
+    """Every page's report across the vaults, sorted by URI: ``unchanged`` where ``previous``
+    (URI -> resultId) holds the current id, a full report where findings exist or the client
+    has an older id, nothing for a page without findings the client never heard of."""
+    items: list[types.WorkspaceFullDocumentDiagnosticReport | types.WorkspaceUnchangedDocumentDiagnosticReport] = []
+    for root in sorted(ls.vaults):
+        state = ls.vaults[root]
+        await wait_indexed(state)
+        if state.workspace_findings is None:
+            await _fill_workspace(ls, state)
+        keep = state.workspace_findings or {}
+        docs = open_documents(ls, state)
+        for rel in sorted(state.vault.pages):
+            is_open = rel in state.open_docs
+            if is_open and pulls(ls):
+                continue  # answered by textDocument/diagnostic
+            found = findings(ls, state, rel) if is_open else keep.get(rel, ())
+            uri = uri_of(state, rel, docs)
+            version = docs[rel].version if rel in docs else None
+            rid = result_id(uri, found)
+            if previous.get(uri) == rid:
+                items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, version=version, result_id=rid))
+            elif found or uri in previous:
+                items.append(types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, version=version, result_id=rid, items=[to_diagnostic(state, f, docs) for f in found]
+                ))
+    items.sort(key=lambda item: item.uri)
+    return items
+
+
 def register(server: VaultServer) -> None:
-    """Register ``textDocument/diagnostic`` (the pull model; pushing is driven by ``lsp/sync.py``)."""
+    """Register ``textDocument/diagnostic`` (the pull model; pushing is driven by ``lsp/sync.py``)
+    and ``workspace/diagnostic``."""
+
+    @server.feature(types.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(ls: VaultServer, params: types.WorkspaceDiagnosticParams) -> types.WorkspaceDiagnosticReport:
+        previous = {p.uri: p.value for p in params.previous_result_ids or []}
+        return types.WorkspaceDiagnosticReport(items=await workspace_report(ls, previous))
 
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,

@@ -192,6 +192,43 @@ local function files(result)
   end, (result and result.hits) or {})
 end
 
+-- Extract to a new page (refactor.extract, issue 21): the cursor on a heading of Composting.md,
+-- the action applied as Neovim applies any workspace edit; the link left behind and the block
+-- reference from Soil Health.md follow the moved section to its new page.
+local function extract_step()
+  local page = vault .. "/garden/Composting.md"
+  vim.cmd("edit " .. vim.fn.fnameescape(page))
+  local bufnr = vim.api.nvim_get_current_buf()
+  wait_for(15000, function()
+    return attached(bufnr) ~= nil
+  end, "the server to attach to Composting.md")
+  local client = attached(bufnr)
+  local at = { line = 20, character = 3 } -- "## Greens and browns"
+  local actions = request(bufnr, "textDocument/codeAction", {
+    textDocument = { uri = vim.uri_from_bufnr(bufnr) },
+    range = { start = at, ["end"] = at },
+    context = { diagnostics = {}, only = { "refactor.extract" } },
+  })
+  check(actions and #actions == 1 and actions[1].kind == "refactor.extract",
+    "a heading offers one refactor.extract action", show(actions))
+  if not (actions and actions[1] and actions[1].edit) then
+    return
+  end
+  check(actions[1].title:find("inbox/Greens and browns.md", 1, true) ~= nil, "it names the new page in inbox/", actions[1].title)
+  vim.lsp.util.apply_workspace_edit(actions[1].edit, client.offset_encoding)
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 18, 23, false)
+  check(lines[3] == "[[Greens and browns]]" and lines[5] == "## Turning and moisture",
+    "the section is replaced by a link to the new page", show(lines))
+  local new = vim.fn.bufnr(vault .. "/inbox/Greens and browns.md")
+  local moved = new > 0 and vim.api.nvim_buf_get_lines(new, 0, -1, false) or {}
+  check(moved[1] == "## Greens and browns" and table.concat(moved, "\n"):find("slimy heap needs more browns. ^green-brown-ratio", 1, true) ~= nil,
+    "the new page holds the section", show(moved))
+  local soil = vim.fn.bufnr(vault .. "/garden/Soil Health.md")
+  local soil_text = soil > 0 and table.concat(vim.api.nvim_buf_get_lines(soil, 0, -1, false), "\n") or ""
+  check(soil_text:find("[[Greens and browns#^green-brown-ratio]]", 1, true) ~= nil,
+    "the block reference from Soil Health.md follows the block to the new page", soil_text)
+end
+
 local function main()
   -- As a user's config would: filetype plugins on, the plugin's plugin/ file sourced, setup().
   vim.cmd("filetype plugin on")
@@ -511,6 +548,8 @@ local function main()
   check(dendron_hits[1] == "notes/garden.compost.md", "search works in the Dendron vault", show(dendron_hits))
   shown = omni(dendron_page, "[[tom")
   check(shown[1] == "Tomatoes", "<C-x><C-o> after [[tom works in the Dendron vault", show(shown))
+
+  extract_step()
 end
 
 local ok, err = xpcall(main, debug.traceback)
