@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from .model import Page
 from .text import query_terms, tokenize
 from .timeparse import TimeError, parse_bound, parse_time
+from .weights import SCAFFOLDS, WEAK_WORDS
 
 RANKS = ("default", "hybrid")  # the ranking modes: see README.md, Ranking
 
@@ -55,6 +56,7 @@ class Query:
     operators: tuple[tuple[str, str], ...] = ()
     context: str | None = None
     truncated: tuple[str, ...] = ()  # what the caps above cut, one sentence each
+    weak: tuple[str, ...] = ()  # terms that count only in phrase and exact-name channels (``weak_terms``)
     mtime_of: Callable[[str], float | None] | None = field(default=None, compare=False, hash=False)
 
     @property
@@ -202,6 +204,7 @@ def parse_query(
         text=text,
         terms=terms,
         tokens=tokens,
+        weak=weak_terms(tokens, terms, tokens[-1] if prefix and tokens and not text[-1:].isspace() else None),
         type=type or None,
         folder=normalize_folder(scopes[0]) if scopes else None,
         folders=tuple(dict.fromkeys(normalize_folder(f) for f in scopes)),
@@ -224,6 +227,22 @@ def parse_query(
         truncated=tuple(truncated),
         mtime_of=mtime_of,
     )
+
+
+def weak_terms(tokens: tuple[str, ...], terms: tuple[str, ...], partial: str | None = None) -> tuple[str, ...]:
+    """The query's weak terms, in query order: function words (``weights.WEAK_WORDS``) and the
+    words of question scaffolding (``weights.SCAFFOLDS``, a whole sequence in the query). None
+    when every term would be weak (a query of such words means them) and never ``partial``, the
+    word still being typed."""
+    weak = {t for t in terms if t in WEAK_WORDS}
+    for scaffold in SCAFFOLDS:
+        n = len(scaffold)
+        if any(tokens[i : i + n] == scaffold for i in range(len(tokens) - n + 1)):
+            weak.update(scaffold)
+    weak.discard(partial)
+    if not weak or all(t in weak for t in terms):
+        return ()
+    return tuple(t for t in terms if t in weak)
 
 
 def _text(value: object) -> str:

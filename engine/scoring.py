@@ -205,7 +205,10 @@ def make_plan(vault: Vault, query: Query) -> Plan:
     n_pages = len(vault.pages)
     postings = vault.postings
     terms = []
+    weak = set(query.weak)
     for term in query.terms:
+        if term in weak:  # counts only in the phrase and exact-name channels, by ``query.tokens``
+            continue
         group = vault.stem_tokens.get(stem(term), ())
         folded_term = fold(term)
         folded = tuple(sorted(t for t in group if t != term and fold(t) == folded_term))
@@ -452,6 +455,8 @@ def page_components(
                 if fuzzy_body:
                     add(("fuzzy-term", term, len(fuzzy_body), FOLDED_MINOR, "body", fuzzy_body[0]))
 
+    if exact is None and covered:
+        covered.update(t for t in query.weak if t in title_set)  # a weak term covers a title word too
     if exact is None and covered and covered.issuperset(title_set):
         add(("title-cover", "", len(title_set), POINTS["title-cover"], "", ""))
 

@@ -104,7 +104,8 @@ PATH_LEAF = 3  # path-term for the file name's last dotted segment (a Dendron no
 # title-exact guarantees that an exact title, alias or file-name match ranks first. It is worth
 # EXACT_BASE + POINTS["title-exact"] per query term: more than any page without an exact match can
 # earn. By BOUNDS, per term that is at most title 5 + alias stand-ins 4 + tag 4 + body 3
-# + body-bm25 3 + heading 2 = 21 (alias-term and path-term never come with title-term); once
+# + body-bm25 3 + heading 2 = 21 (alias-term and path-term never come with title-term; a weak
+# term is in no term channel); once
 # per query at most title-phrase 10 + leaf-exact 15 + heading-phrase 6 + title-cover 3
 # + link-prior 2 + context-edge 1 + prefix-term 3 = 40 (prefix-phrase comes only without the
 # phrase channels). tests/engine/test_ranking.py derives both bounds from BOUNDS.
@@ -173,6 +174,37 @@ VECTOR_MIN_SIMILARITY = 0.2  # cosine below this is no evidence: the vector arm 
 # relevance: a long page is not less about its words).
 BM25F_WEIGHTS = MappingProxyType({"title": 5.0, "alias": 4.0, "heading": 4.0, "tag": 2.0, "body": 1.0})
 BM25F_B = MappingProxyType({"title": 0.3, "alias": 0.3, "heading": 0.3, "tag": 0.3, "body": 0.5})
+
+
+# --- query understanding: words that say little about which page is meant -------------------
+# A weak term is a function word (WEAK_WORDS) or a word of question scaffolding (SCAFFOLDS, as a
+# whole sequence: "is there a way to"). It counts only where the query's whole token sequence
+# matters (title-phrase, title-exact, leaf-exact, heading-phrase, title-cover); the per-term
+# channels pass it over, and it brings no page in. A query made only of weak terms has none
+# (every term counts: "The Who", "To Do", "how to"); the partial term of as-you-type is never
+# weak (it is a word on its way). ``query_plan.weak`` lists them. English only; a general list
+# (pronouns, articles, auxiliaries, prepositions, conjunctions, question words, contraction
+# pieces), not one picked for any evaluation question.
+WEAK_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself
+just me more most my myself no nor not now of off on once only or other our ours ourselves out
+over own same she should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves
+also any anything etc get got lets let may might must shall something thing things whether
+s t d ll m re ve don doesn didn isn wasn aren weren won wouldn couldn shouldn haven hasn hadn
+""".split())
+SCAFFOLDS = tuple(
+    tuple(phrase.split())
+    for phrase in (
+        "is there a way to", "is there any way to", "is it possible to", "what is the best way to",
+        "what s the best way to", "what is the difference between", "what s the difference between",
+        "i want to", "i would like to", "i d like to", "i need to", "how do i", "how can i",
+        "how would i", "how should i", "tell me", "show me how to",
+    )
+)
 
 
 CHANNELS: tuple[str, ...] = tuple(POINTS)
