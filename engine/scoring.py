@@ -37,6 +37,7 @@ from .weights import (
     PATH_LEAF,
     POINTS,
     PREFIX_ALIAS,
+    SECTION_MIN_TERMS,
     SYNONYM_MINOR,
 )
 
@@ -124,6 +125,7 @@ class Plan:
     terms: tuple[TermPlan, ...]
     folded_tokens: tuple[str, ...]
     avg_body: float
+    pairs: tuple[tuple[str, ...], ...] = ()  # body-pair: the query's words from one content term to the next
 
 
 def bm25_idf(n_pages: int, df: int) -> float:
@@ -229,9 +231,26 @@ def make_plan(vault: Vault, query: Query) -> Plan:
     body_total = vault.field_lengths[LENGTH_FIELDS.index("body")]
     return Plan(
         terms=tuple(terms),
+        pairs=content_pairs(query),
         folded_tokens=tuple(fold(t) for t in query.tokens),
         avg_body=body_total / n_pages if n_pages and body_total else 1.0,
     )
+
+
+def content_pairs(query: Query) -> tuple[tuple[str, ...], ...]:
+    """The query's words from each content (not weak) term to the next one, weak words between
+    them kept (``tasks by their priority``, ``high priority``), each sequence once and shorter
+    than the query: what ``body-pair`` looks for in a page's body."""
+    weak = set(query.weak)
+    tokens = query.tokens
+    at = [i for i, t in enumerate(tokens) if t not in weak]
+    # the whole query as one sequence is the phrase channels' (names, headings), not a piece of
+    # it; a term starts one pair at most (its first), so body-pair is bounded per term
+    first: dict[str, tuple[str, ...]] = {}
+    for i, j in zip(at, at[1:]):
+        if j - i + 1 < len(tokens):
+            first.setdefault(tokens[i], tokens[i : j + 1])
+    return tuple(first.values())
 
 
 # --- scoring ---------------------------------------------------------------------------------
@@ -455,6 +474,19 @@ def page_components(
                 if fuzzy_body:
                     add(("fuzzy-term", term, len(fuzzy_body), FOLDED_MINOR, "body", fuzzy_body[0]))
 
+    if len(plan.terms) >= SECTION_MIN_TERMS:
+        section = best_section(page, [tp.term for tp in plan.terms if tp.term in body_counts])
+        if section is not None:  # each term found with the first, under its heading (via)
+            heading, together = section
+            for term in together[1:]:
+                add(("section-term", term, len(together), POINTS["section-term"], "body", heading))
+    if plan.pairs:
+        body = ""
+        for pair in plan.pairs:
+            if all(t in body_counts for t in pair):
+                body = body or page.body.casefold()
+                if _phrase_pattern(pair).search(body):
+                    add(("body-pair", " ".join(pair), 1, POINTS["body-pair"], "body", ""))
     if exact is None and covered:
         covered.update(t for t in query.weak if t in title_set)  # a weak term covers a title word too
     if exact is None and covered and covered.issuperset(title_set):
@@ -471,6 +503,25 @@ def page_components(
                 if alias_hit is not None:
                     add(("prefix-term", partial, 1, PREFIX_ALIAS, "alias", alias_hit))
     return found
+
+
+def best_section(page: Page, terms: list[str]) -> tuple[str, tuple[str, ...]] | None:
+    """The section (a heading and its text up to the next heading; ``""`` for the text before
+    the first) holding the most of ``terms``, and those terms in query order: None unless one
+    holds two or more. The first such section on ties."""
+    if len(terms) < 2:
+        return None
+    lines = page.body.split("\n")
+    cuts = sorted({h.span.start_line - page.body_line for h in page.headings} - {0})
+    starts = [0, *(c for c in cuts if 0 < c < len(lines))]
+    best: tuple[str, tuple[str, ...]] | None = None
+    names = {h.span.start_line - page.body_line: h.text for h in page.headings}
+    for start, end in zip(starts, [*starts[1:], len(lines)]):
+        words = set(tokenize("\n".join(lines[start:end])))
+        together = tuple(t for t in terms if t in words)
+        if len(together) >= 2 and (best is None or len(together) > len(best[1])):
+            best = (names.get(start, ""), together)
+    return best
 
 
 def bm25_norm(length: int, avg: float) -> float:

@@ -87,6 +87,8 @@ POINTS = MappingProxyType(
         "folded-term": 3,  # title/alias; FOLDED_MINOR in tag/body: the term up to diacritics
         "fuzzy-term": 2,  # a term unknown to the vault, one edit from a title/alias token; else 1
         "link-prior": 2,  # once, with another match: how many pages link here, at most this many
+        "body-pair": 1,  # per pair of consecutive content terms: the query's words from one to the next, in the body
+        "section-term": 1.5,  # per content term after the first in one section (SECTION_MIN_TERMS+ terms)
         "rrf": 1,  # --rank hybrid: 1 / (RRF_K + rank) per arm, rounded to RRF_DECIMALS
     }
 )
@@ -104,8 +106,8 @@ PATH_LEAF = 3  # path-term for the file name's last dotted segment (a Dendron no
 # title-exact guarantees that an exact title, alias or file-name match ranks first. It is worth
 # EXACT_BASE + POINTS["title-exact"] per query term: more than any page without an exact match can
 # earn. By BOUNDS, per term that is at most title 5 + alias stand-ins 4 + tag 4 + body 3
-# + body-bm25 3 + heading 2 = 21 (alias-term and path-term never come with title-term; a weak
-# term is in no term channel); once
+# + body-bm25 3 + heading 2 + body-pair 1 + section-term 1.5 = 23.5 (alias-term and path-term never come with
+# title-term; a term starts at most one body pair, its weak words are in no term channel); once
 # per query at most title-phrase 10 + leaf-exact 15 + heading-phrase 6 + title-cover 3
 # + link-prior 2 + context-edge 1 + prefix-term 3 = 40 (prefix-phrase comes only without the
 # phrase channels). tests/engine/test_ranking.py derives both bounds from BOUNDS.
@@ -142,6 +144,8 @@ BOUNDS = MappingProxyType(
             without=("stem-term", "folded-term"),
         ),
         "link-prior": Bound(ONCE, (LINKS,)),  # by formula, at most its points
+        "body-pair": Bound(TERM, ("body",)),  # fewer pairs than content terms
+        "section-term": Bound(TERM, ("body",)),  # at most one term fewer than the query's
         "rrf": Bound(ARM, (RANKS,), pruned=False),
     }
 )
@@ -156,6 +160,10 @@ def most_points(channel: str, field: str | None = None) -> float:
 # to a multiple of 1/FIXED_STEP. Eighths are exact binary fractions, so any sum of them is exact
 # in floating point and in the JSON: score == sum(points) however it is added up.
 FIXED_STEP = 8
+
+# section-term: a section is a heading with the text up to the next heading (or the text before
+# the first); only for a query of this many content terms or more (a question, not a name)
+SECTION_MIN_TERMS = 3
 
 FUZZY_MIN_CHARS = 5  # shorter words are never corrected
 FUZZY_LONG_CHARS = 9  # shorter words keep their first letter when corrected; these need not

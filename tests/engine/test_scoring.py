@@ -76,6 +76,8 @@ def test_points_table_is_the_contract():
         "folded-term": 3,
         "fuzzy-term": 2,
         "link-prior": 2,
+        "body-pair": 1,  # questions (issue 17): see docs/ranking.md
+        "section-term": 1.5,
         "rrf": 1,
     }
     assert CHANNELS[:8] == (
