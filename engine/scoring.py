@@ -116,6 +116,7 @@ class TermPlan:
     idf: float
     variants: frozenset[str] = frozenset()  # stems and folded together, for a quick disjointness test
     synonym_heads: frozenset[str] = frozenset()  # the first word of each synonym
+    stat: str = ""  # the collection statistics body-bm25 used, said in its component's ``via``
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,11 +207,14 @@ def make_plan(vault: Vault, query: Query) -> Plan:
     """Look the query's terms up in the vault's indexes (once per query)."""
     n_pages = len(vault.pages)
     postings = vault.postings
+    body_total = vault.field_lengths[LENGTH_FIELDS.index("body")]
+    avg_body = body_total / n_pages if n_pages and body_total else 1.0
     terms = []
     weak = set(query.weak)
     for term in query.terms:
         if term in weak:  # counts only in the phrase and exact-name channels, by ``query.tokens``
             continue
+        df = len(postings.get(term, ()))
         group = vault.stem_tokens.get(stem(term), ())
         folded_term = fold(term)
         folded = tuple(sorted(t for t in group if t != term and fold(t) == folded_term))
@@ -223,17 +227,18 @@ def make_plan(vault: Vault, query: Query) -> Plan:
                 stems=stems,
                 folded=folded,
                 fuzzy=typo_corrections(vault, term),
-                idf=bm25_idf(n_pages, len(postings.get(term, ()))),
+                idf=bm25_idf(n_pages, df),
                 variants=frozenset(stems) | frozenset(folded),
                 synonym_heads=frozenset(s[0] for s in synonyms if s),
+                # the score's dependence on the rest of the vault, visible (issue 25)
+                stat=f"collection: in {df} of {n_pages} pages, mean body {avg_body:.1f} tokens",
             )
         )
-    body_total = vault.field_lengths[LENGTH_FIELDS.index("body")]
     return Plan(
         terms=tuple(terms),
         pairs=content_pairs(query),
         folded_tokens=tuple(fold(t) for t in query.tokens),
-        avg_body=body_total / n_pages if n_pages and body_total else 1.0,
+        avg_body=avg_body,
     )
 
 
@@ -319,7 +324,11 @@ _PRIOR_POINTS = tuple(
     for n in range(LINK_PRIOR_PAGES + 1)
 )
 
-_PRIOR_COMPONENTS = tuple(("link-prior", "", n, _PRIOR_POINTS[n], "", "") for n in range(LINK_PRIOR_PAGES + 1))
+# ``via`` says the collection statistic the points came from: the count of linking pages
+_PRIOR_COMPONENTS = tuple(
+    ("link-prior", "", n, _PRIOR_POINTS[n], "", f"collection: linked from {n}{'+' if n == LINK_PRIOR_PAGES else ''} pages")
+    for n in range(LINK_PRIOR_PAGES + 1)
+)
 
 # A component as scoring records it: (channel, term, hits, points, field, via), the fields of
 # a Match. Tuples are cheap to make for every candidate; Matches are made for the hits shown.
@@ -407,7 +416,7 @@ def page_components(
                 norm = bm25_norm(fields.lengths[4], plan.avg_body)
             bm25 = fixed(min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm))))
             if bm25 > 0:
-                add(("body-bm25", term, count, bm25, "body", ""))
+                add(("body-bm25", term, count, bm25, "body", tp.stat))
         if term in fields.heading_set:
             add(("heading-term", term, 1, POINTS["heading-term"], "heading", ""))
         if not in_title and not in_alias and term in fields.path_tokens:

@@ -352,4 +352,4 @@ def test_link_prior_never_makes_a_hit_on_its_own():
 def test_link_prior_is_full_at_sixteen_pages_and_capped():
     files = {"Target.md": "kiwi", **{f"s{i}.md": "[[Target]]" for i in range(20)}}
     (prior,) = channel(only_hit(build_vault(files), "kiwi", "Target.md"), "link-prior")
-    assert prior == ("link-prior", "", 16, POINTS["link-prior"], "", "")
+    assert prior == ("link-prior", "", 16, POINTS["link-prior"], "", "collection: linked from 16+ pages")
