@@ -12,6 +12,7 @@ from .model import Page
 from .text import query_terms, tokenize
 from .timeparse import TimeError, parse_bound, parse_time
 from .users import check_user, page_owner
+from .weights import SCAFFOLDS, WEAK_WORDS
 
 RANKS = ("default", "hybrid")  # the ranking modes: see README.md, Ranking
 
@@ -59,6 +60,7 @@ class Query:
     users_folder: str = "users"  # where the users' folders are (the vault's setting: ops.search sets it)
     include_users: bool = True  # without a user: whether users' pages are searched (idem)
     truncated: tuple[str, ...] = ()  # what the caps above cut, one sentence each
+    weak: tuple[str, ...] = ()  # terms that count only in phrase and exact-name channels (``weak_terms``)
     mtime_of: Callable[[str], float | None] | None = field(default=None, compare=False, hash=False)
 
     @property
@@ -209,6 +211,7 @@ def parse_query(
         text=text,
         terms=terms,
         tokens=tokens,
+        weak=weak_terms(tokens, terms, tokens[-1] if prefix and tokens and not text[-1:].isspace() else None),
         type=type or None,
         folder=normalize_folder(scopes[0]) if scopes else None,
         folders=tuple(dict.fromkeys(normalize_folder(f) for f in scopes)),
@@ -232,6 +235,22 @@ def parse_query(
         truncated=tuple(truncated),
         mtime_of=mtime_of,
     )
+
+
+def weak_terms(tokens: tuple[str, ...], terms: tuple[str, ...], partial: str | None = None) -> tuple[str, ...]:
+    """The query's weak terms, in query order: function words (``weights.WEAK_WORDS``) and the
+    words of question scaffolding (``weights.SCAFFOLDS``, a whole sequence in the query). None
+    when every term would be weak (a query of such words means them) and never ``partial``, the
+    word still being typed."""
+    weak = {t for t in terms if t in WEAK_WORDS}
+    for scaffold in SCAFFOLDS:
+        n = len(scaffold)
+        if any(tokens[i : i + n] == scaffold for i in range(len(tokens) - n + 1)):
+            weak.update(scaffold)
+    weak.discard(partial)
+    if not weak or all(t in weak for t in terms):
+        return ()
+    return tuple(t for t in terms if t in weak)
 
 
 def _text(value: object) -> str:

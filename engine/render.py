@@ -108,13 +108,15 @@ def search_payload(vault: Vault, query: Query, hits: tuple[Hit, ...], *, hints_t
         "query": query.text,
         "hits": [explain_hit(hit_to_json(vault, h), explain) for h in hits],
     }
-    if query.operators or query.context or len(query.folders) > 1 or query.truncated:
+    if query.operators or query.context or len(query.folders) > 1 or query.truncated or query.weak:
         from .query import context_page
 
         plan: dict[str, Any] = {"terms": list(query.terms)}
         if len(query.folders) > 1:
             plan["folders"] = list(query.folders)
             plan["folders_match"] = "any"  # a page under any of them
+        if query.weak:  # count only in phrase and exact-name channels (docs/ranking.md, weak terms)
+            plan["weak"] = list(query.weak)
         if query.truncated:
             plan["truncated"] = list(query.truncated)
         if query.operators:

@@ -37,6 +37,7 @@ from .weights import (
     PATH_LEAF,
     POINTS,
     PREFIX_ALIAS,
+    SECTION_MIN_TERMS,
     SYNONYM_MINOR,
 )
 
@@ -115,6 +116,7 @@ class TermPlan:
     idf: float
     variants: frozenset[str] = frozenset()  # stems and folded together, for a quick disjointness test
     synonym_heads: frozenset[str] = frozenset()  # the first word of each synonym
+    stat: str = ""  # the collection statistics body-bm25 used, said in its component's ``via``
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +126,7 @@ class Plan:
     terms: tuple[TermPlan, ...]
     folded_tokens: tuple[str, ...]
     avg_body: float
+    pairs: tuple[tuple[str, ...], ...] = ()  # body-pair: the query's words from one content term to the next
 
 
 def bm25_idf(n_pages: int, df: int) -> float:
@@ -204,8 +207,14 @@ def make_plan(vault: Vault, query: Query) -> Plan:
     """Look the query's terms up in the vault's indexes (once per query)."""
     n_pages = len(vault.pages)
     postings = vault.postings
+    body_total = vault.field_lengths[LENGTH_FIELDS.index("body")]
+    avg_body = body_total / n_pages if n_pages and body_total else 1.0
     terms = []
+    weak = set(query.weak)
     for term in query.terms:
+        if term in weak:  # counts only in the phrase and exact-name channels, by ``query.tokens``
+            continue
+        df = len(postings.get(term, ()))
         group = vault.stem_tokens.get(stem(term), ())
         folded_term = fold(term)
         folded = tuple(sorted(t for t in group if t != term and fold(t) == folded_term))
@@ -218,17 +227,35 @@ def make_plan(vault: Vault, query: Query) -> Plan:
                 stems=stems,
                 folded=folded,
                 fuzzy=typo_corrections(vault, term),
-                idf=bm25_idf(n_pages, len(postings.get(term, ()))),
+                idf=bm25_idf(n_pages, df),
                 variants=frozenset(stems) | frozenset(folded),
                 synonym_heads=frozenset(s[0] for s in synonyms if s),
+                # the score's dependence on the rest of the vault, visible (issue 25)
+                stat=f"collection: in {df} of {n_pages} pages, mean body {avg_body:.1f} tokens",
             )
         )
-    body_total = vault.field_lengths[LENGTH_FIELDS.index("body")]
     return Plan(
         terms=tuple(terms),
+        pairs=content_pairs(query),
         folded_tokens=tuple(fold(t) for t in query.tokens),
-        avg_body=body_total / n_pages if n_pages and body_total else 1.0,
+        avg_body=avg_body,
     )
+
+
+def content_pairs(query: Query) -> tuple[tuple[str, ...], ...]:
+    """The query's words from each content (not weak) term to the next one, weak words between
+    them kept (``tasks by their priority``, ``high priority``), each sequence once and shorter
+    than the query: what ``body-pair`` looks for in a page's body."""
+    weak = set(query.weak)
+    tokens = query.tokens
+    at = [i for i, t in enumerate(tokens) if t not in weak]
+    # the whole query as one sequence is the phrase channels' (names, headings), not a piece of
+    # it; a term starts one pair at most (its first), so body-pair is bounded per term
+    first: dict[str, tuple[str, ...]] = {}
+    for i, j in zip(at, at[1:]):
+        if j - i + 1 < len(tokens):
+            first.setdefault(tokens[i], tokens[i : j + 1])
+    return tuple(first.values())
 
 
 # --- scoring ---------------------------------------------------------------------------------
@@ -297,7 +324,11 @@ _PRIOR_POINTS = tuple(
     for n in range(LINK_PRIOR_PAGES + 1)
 )
 
-_PRIOR_COMPONENTS = tuple(("link-prior", "", n, _PRIOR_POINTS[n], "", "") for n in range(LINK_PRIOR_PAGES + 1))
+# ``via`` says the collection statistic the points came from: the count of linking pages
+_PRIOR_COMPONENTS = tuple(
+    ("link-prior", "", n, _PRIOR_POINTS[n], "", f"collection: linked from {n}{'+' if n == LINK_PRIOR_PAGES else ''} pages")
+    for n in range(LINK_PRIOR_PAGES + 1)
+)
 
 # A component as scoring records it: (channel, term, hits, points, field, via), the fields of
 # a Match. Tuples are cheap to make for every candidate; Matches are made for the hits shown.
@@ -385,7 +416,7 @@ def page_components(
                 norm = bm25_norm(fields.lengths[4], plan.avg_body)
             bm25 = fixed(min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm))))
             if bm25 > 0:
-                add(("body-bm25", term, count, bm25, "body", ""))
+                add(("body-bm25", term, count, bm25, "body", tp.stat))
         if term in fields.heading_set:
             add(("heading-term", term, 1, POINTS["heading-term"], "heading", ""))
         if not in_title and not in_alias and term in fields.path_tokens:
@@ -452,6 +483,21 @@ def page_components(
                 if fuzzy_body:
                     add(("fuzzy-term", term, len(fuzzy_body), FOLDED_MINOR, "body", fuzzy_body[0]))
 
+    if len(plan.terms) >= SECTION_MIN_TERMS:
+        section = best_section(page, [tp.term for tp in plan.terms if tp.term in body_counts])
+        if section is not None:  # each term found with the first, under its heading (via)
+            heading, together = section
+            for term in together[1:]:
+                add(("section-term", term, len(together), POINTS["section-term"], "body", heading))
+    if plan.pairs:
+        body = ""
+        for pair in plan.pairs:
+            if all(t in body_counts for t in pair):
+                body = body or page.body.casefold()
+                if _phrase_pattern(pair).search(body):
+                    add(("body-pair", " ".join(pair), 1, POINTS["body-pair"], "body", ""))
+    if exact is None and covered:
+        covered.update(t for t in query.weak if t in title_set)  # a weak term covers a title word too
     if exact is None and covered and covered.issuperset(title_set):
         add(("title-cover", "", len(title_set), POINTS["title-cover"], "", ""))
 
@@ -466,6 +512,25 @@ def page_components(
                 if alias_hit is not None:
                     add(("prefix-term", partial, 1, PREFIX_ALIAS, "alias", alias_hit))
     return found
+
+
+def best_section(page: Page, terms: list[str]) -> tuple[str, tuple[str, ...]] | None:
+    """The section (a heading and its text up to the next heading; ``""`` for the text before
+    the first) holding the most of ``terms``, and those terms in query order: None unless one
+    holds two or more. The first such section on ties."""
+    if len(terms) < 2:
+        return None
+    lines = page.body.split("\n")
+    cuts = sorted({h.span.start_line - page.body_line for h in page.headings} - {0})
+    starts = [0, *(c for c in cuts if 0 < c < len(lines))]
+    best: tuple[str, tuple[str, ...]] | None = None
+    names = {h.span.start_line - page.body_line: h.text for h in page.headings}
+    for start, end in zip(starts, [*starts[1:], len(lines)]):
+        words = set(tokenize("\n".join(lines[start:end])))
+        together = tuple(t for t in terms if t in words)
+        if len(together) >= 2 and (best is None or len(together) > len(best[1])):
+            best = (names.get(start, ""), together)
+    return best
 
 
 def bm25_norm(length: int, avg: float) -> float:

@@ -37,6 +37,7 @@ from .weights import (
     ONCE,
     POINTS,
     TERM,
+    SECTION_MIN_TERMS,
     TERM_FIELDS,
     Bound,
     most_points,
@@ -49,7 +50,7 @@ from .weights import (
 BOUNDED = frozenset({
     "title-phrase", "title-term", "alias-term", "tag-term", "body-term", "context-edge", "prefix-term",
     "prefix-phrase", "title-exact", "leaf-exact", "title-cover", "heading-phrase", "heading-term",
-    "path-term", "body-bm25", "link-prior",
+    "path-term", "body-bm25", "link-prior", "body-pair", "section-term",
 })
 
 
@@ -92,6 +93,8 @@ _TITLE_TERM, _ALIAS_TERM, _TAG_TERM = most_points("title-term"), most_points("al
 _HEADING_TERM, _PATH_TERM = most_points("heading-term"), most_points("path-term")
 _BODY_TERM, _BODY_CAP = POINTS["body-term"], BOUNDS["body-term"].cap  # per occurrence, up to the cap
 _BM25_MOST = most_points("body-bm25")
+_PAIR = most_points("body-pair")  # per pair of content terms, counted with the pair's first term
+_SECTION = most_points("section-term")  # per content term in the body (one fewer at most)
 # The stand-in channels (``Bound.stand_in``: the TermPlan attribute holding the words they
 # match) and, for each set of them a term may have words for, the most those words earn in
 # each of TERM_FIELDS (title, alias, tag, body): one FIELD stand-in per field, every TERM one.
@@ -460,6 +463,18 @@ class Bounds:
             ), _BODY_TERM * _BODY_CAP + min(_BM25_MOST, math.ceil(BM25_SCALE * tp.idf * (BM25_K1 + 1.0) * FIXED_STEP) / FIXED_STEP))
             for tp in plan.terms
         ]
+        # body-pair needs every word of the pair in the body: its points go with the tiers of
+        # the pair's first term (a page without that term in its body cannot earn it)
+        # section-term: per term the body holds, one term fewer at most (the same to every tier)
+        self.pairs = plan.pairs
+        self.sections = len(plan.terms) >= SECTION_MIN_TERMS
+        if plan.pairs or self.sections:
+            starts = [pair[0] for pair in plan.pairs]
+            section = _SECTION if self.sections else 0
+            self.tiers = [
+                (tier[0], *(t + _PAIR * starts.count(tp.term) + section for t in tier[1:]))
+                for tp, tier in zip(plan.terms, self.tiers)
+            ]
 
     def named_pages(self) -> set[str]:
         """The pages with a query word (or a stand-in) in a title or alias."""
@@ -541,6 +556,13 @@ class Bounds:
                 )
             else:
                 total += stand_in
+        counts = f.body_counts
+        if self.pairs:
+            total += _PAIR * sum(all(t in counts for t in pair) for pair in self.pairs)
+        if self.sections:
+            held = sum(tp.term in counts for tp, _others, _stand_in, _names in self.terms)
+            if held >= 2:
+                total += _SECTION * (held - 1)
         return total
 
     def strong(self, page: Page, f: PageFields) -> float:

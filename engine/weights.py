@@ -87,6 +87,8 @@ POINTS = MappingProxyType(
         "folded-term": 3,  # title/alias; FOLDED_MINOR in tag/body: the term up to diacritics
         "fuzzy-term": 2,  # a term unknown to the vault, one edit from a title/alias token; else 1
         "link-prior": 2,  # once, with another match: how many pages link here, at most this many
+        "body-pair": 1,  # per pair of consecutive content terms: the query's words from one to the next, in the body
+        "section-term": 1.5,  # per content term after the first in one section (SECTION_MIN_TERMS+ terms)
         "rrf": 1,  # --rank hybrid: 1 / (RRF_K + rank) per arm, rounded to RRF_DECIMALS
     }
 )
@@ -104,7 +106,8 @@ PATH_LEAF = 3  # path-term for the file name's last dotted segment (a Dendron no
 # title-exact guarantees that an exact title, alias or file-name match ranks first. It is worth
 # EXACT_BASE + POINTS["title-exact"] per query term: more than any page without an exact match can
 # earn. By BOUNDS, per term that is at most title 5 + alias stand-ins 4 + tag 4 + body 3
-# + body-bm25 3 + heading 2 = 21 (alias-term and path-term never come with title-term); once
+# + body-bm25 3 + heading 2 + body-pair 1 + section-term 1.5 = 23.5 (alias-term and path-term never come with
+# title-term; a term starts at most one body pair, its weak words are in no term channel); once
 # per query at most title-phrase 10 + leaf-exact 15 + heading-phrase 6 + title-cover 3
 # + link-prior 2 + context-edge 1 + prefix-term 3 = 40 (prefix-phrase comes only without the
 # phrase channels). tests/engine/test_ranking.py derives both bounds from BOUNDS.
@@ -141,6 +144,8 @@ BOUNDS = MappingProxyType(
             without=("stem-term", "folded-term"),
         ),
         "link-prior": Bound(ONCE, (LINKS,)),  # by formula, at most its points
+        "body-pair": Bound(TERM, ("body",)),  # fewer pairs than content terms
+        "section-term": Bound(TERM, ("body",)),  # at most one term fewer than the query's
         "rrf": Bound(ARM, (RANKS,), pruned=False),
     }
 )
@@ -155,6 +160,10 @@ def most_points(channel: str, field: str | None = None) -> float:
 # to a multiple of 1/FIXED_STEP. Eighths are exact binary fractions, so any sum of them is exact
 # in floating point and in the JSON: score == sum(points) however it is added up.
 FIXED_STEP = 8
+
+# section-term: a section is a heading with the text up to the next heading (or the text before
+# the first); only for a query of this many content terms or more (a question, not a name)
+SECTION_MIN_TERMS = 3
 
 FUZZY_MIN_CHARS = 5  # shorter words are never corrected
 FUZZY_LONG_CHARS = 9  # shorter words keep their first letter when corrected; these need not
@@ -173,6 +182,37 @@ VECTOR_MIN_SIMILARITY = 0.2  # cosine below this is no evidence: the vector arm 
 # relevance: a long page is not less about its words).
 BM25F_WEIGHTS = MappingProxyType({"title": 5.0, "alias": 4.0, "heading": 4.0, "tag": 2.0, "body": 1.0})
 BM25F_B = MappingProxyType({"title": 0.3, "alias": 0.3, "heading": 0.3, "tag": 0.3, "body": 0.5})
+
+
+# --- query understanding: words that say little about which page is meant -------------------
+# A weak term is a function word (WEAK_WORDS) or a word of question scaffolding (SCAFFOLDS, as a
+# whole sequence: "is there a way to"). It counts only where the query's whole token sequence
+# matters (title-phrase, title-exact, leaf-exact, heading-phrase, title-cover); the per-term
+# channels pass it over, and it brings no page in. A query made only of weak terms has none
+# (every term counts: "The Who", "To Do", "how to"); the partial term of as-you-type is never
+# weak (it is a word on its way). ``query_plan.weak`` lists them. English only; a general list
+# (pronouns, articles, auxiliaries, prepositions, conjunctions, question words, contraction
+# pieces), not one picked for any evaluation question.
+WEAK_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself
+just me more most my myself no nor not now of off on once only or other our ours ourselves out
+over own same she should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves
+also any anything etc get got lets let may might must shall something thing things whether
+s t d ll m re ve don doesn didn isn wasn aren weren won wouldn couldn shouldn haven hasn hadn
+""".split())
+SCAFFOLDS = tuple(
+    tuple(phrase.split())
+    for phrase in (
+        "is there a way to", "is there any way to", "is it possible to", "what is the best way to",
+        "what s the best way to", "what is the difference between", "what s the difference between",
+        "i want to", "i would like to", "i d like to", "i need to", "how do i", "how can i",
+        "how would i", "how should i", "tell me", "show me how to",
+    )
+)
 
 
 CHANNELS: tuple[str, ...] = tuple(POINTS)

@@ -70,7 +70,8 @@ def test_hit_to_json_and_payload():
                     {"channel": "title-phrase", "term": "", "hits": 1, "points": 10},
                     {"channel": "title-term", "term": "café", "hits": 1, "points": 5},
                     {"channel": "body-term", "term": "café", "field": "body", "hits": 1, "points": 1},
-                    {"channel": "body-bm25", "term": "café", "field": "body", "hits": 1, "points": 0.125},
+                    {"channel": "body-bm25", "term": "café", "field": "body",
+                     "via": "collection: in 1 of 1 pages, mean body 3.0 tokens", "hits": 1, "points": 0.125},
                 ],
             }
         ],

@@ -64,7 +64,10 @@ def test_dev_queries_keep_the_contract(dev_set, vaults):
             check_ranking_contract(hits)
             assert len(hits) <= 10
             payload = search_payload(vault, query, hits)
-            assert list(payload) == ["command", "vault", "query", "hits"]
+            # query_plan only to list the weak terms (issue 17), which count in phrase channels only
+            assert list(payload) == ["command", "vault", "query", "hits", *(["query_plan"] if query.weak else [])]
+            if query.weak:
+                assert payload["query_plan"] == {"terms": list(query.terms), "weak": list(query.weak)}
             for hit in payload["hits"]:
                 assert list(hit) == ["title", "wikilink", "file", "type", "score", "snippet", "matched"]
                 assert hit["file"] in vault.pages
