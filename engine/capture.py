@@ -425,19 +425,34 @@ def _free_path(vault: Vault, root: str, folder: str, slug: str) -> str:
     raise CaptureError(f"no free file name for {slug!r} in {folder or 'the vault'}")
 
 
-def same_source(vault: Vault, source: str) -> str | None:
-    """The page captured from ``source`` (its frontmatter ``source``), if any (the first by path)."""
+def same_source(vault: Vault, source: str, under: str = "") -> str | None:
+    """The page captured from ``source`` (its frontmatter ``source``), if any (the first by path);
+    with ``under``, only a page in that folder (a user's own capture, never another user's)."""
     for path in vault.sorted_paths():
+        if under and not path.startswith(under + "/"):
+            continue
         if str(vault.pages[path].meta.get("source", "")) == source:
             return path
     return None
 
 
+def target_folder(root: str, folder: str | None, user: str | None) -> str:
+    """Where a capture goes: ``folder`` (default: the capture folder); with ``user``, inside that
+    user's own folder (``users/<id>/``, then ``folder`` under it if given)."""
+    if user is None:
+        return writes.clean_folder(folder if folder is not None else capture_settings(root).folder)
+    from .users import user_folder
+
+    own = user_folder(root, user)
+    return writes.clean_folder(f"{own}/{folder.strip('/')}" if folder and folder.strip("/") else own)
+
+
 def capture(
     vault: Vault, root: str, doc: Document, *, folder: str | None = None, slug: str | None = None,
-    update: bool = False, fetched: str | None = None,
+    update: bool = False, fetched: str | None = None, user: str | None = None,
 ) -> Capture:
-    """The page ``doc`` becomes (nothing written yet)."""
+    """The page ``doc`` becomes (nothing written yet); ``user`` puts it in that user's folder."""
+    base = target_folder(root, folder, user)
     title, body, kept = convert(doc)
     kind, usage, why = infer_type(title, body)
     related = related_candidates(vault, title, body)
@@ -456,7 +471,7 @@ def capture(
     text = writes.dump_frontmatter(meta) + "\n" + body
     replaces = version = None
     if update:
-        replaces = same_source(vault, doc.source)
+        replaces = same_source(vault, doc.source, base if user is not None else "")
     if replaces is not None:
         old = writes.current_text(root, replaces)
         if old is not None:
@@ -464,7 +479,6 @@ def capture(
             version = writes.page_version(old)
         path = replaces
     else:
-        base = writes.clean_folder(folder if folder is not None else capture_settings(root).folder)
         path = _free_path(vault, root, base, writes.slugify(slug) if slug else writes.slugify(title))
     page = parse_page(path, text, label_first=vault.label_first)
     return Capture(path, title, text, meta, why, related, replaces, version, writes.links_report(vault, page))

@@ -331,7 +331,8 @@ def cmd_add(args: argparse.Namespace) -> int:
     stdin = sys.stdin.buffer.read() if args.ref == "-" else None
     try:
         doc = capture.load(args.ref, args.max_bytes or settings.max_bytes, stdin)
-        cap = capture.capture(source.vault, source.root, doc, folder=args.folder, slug=args.slug, update=args.update)
+        cap = capture.capture(source.vault, source.root, doc, folder=args.folder, slug=args.slug, update=args.update,
+                              user=args.user)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     show = sys.stderr if args.json else sys.stdout

@@ -679,14 +679,14 @@ refused (read it again). Returns the new `version` and the `links` report of the
 
 
 def _add(source: Source, ref: str, *, folder: str | None, slug: str | None, update: bool, dry_run: bool,
-         max_bytes: int | None) -> dict[str, Any]:
+         max_bytes: int | None, user: str | None = None) -> dict[str, Any]:
     from . import capture
 
     if not capture.is_url(ref):
         raise ValueError(f"{ref}: the add tool captures http and https URLs; for text you have, use create_page")
     settings = capture.capture_settings(source.root)
     doc = capture.load(ref, max_bytes or settings.max_bytes)
-    cap = capture.capture(source.vault, source.root, doc, folder=folder, slug=slug, update=update)
+    cap = capture.capture(source.vault, source.root, doc, folder=folder, slug=slug, update=update, user=user)
     version = None if dry_run else capture.write_capture(source.vault, source.root, cap)
     return capture.payload(source.vault, cap, version)
 
@@ -711,6 +711,8 @@ returns the page without writing it.""",
               default=False),
         Param("dry_run", bool, "Return the page without writing it.", default=False),
         Param("max_bytes", int, "The largest document accepted (default: capture.max_bytes, 5 MB).", minimum=1, metavar="N"),
+        Param("user", str, "Write the page to this user's own folder (users/ID/, the vault's [users] folder; "
+              "folder, if given, is under it); update replaces only this user's capture.", metavar="ID"),
     ),
     run=_write_error(_add),
     result="AddResult",

@@ -256,3 +256,31 @@ def test_cli_add_of_a_local_html_file(root: Path):
     assert done.returncode == 0, done.stderr
     text = (root / "inbox" / "plot-allocation-policy.md").read_text()
     assert "type: policy" in text and f"source: {FIXTURES / 'policy-page.html'}" in text
+
+
+@pytest.mark.timeout(120)
+def test_add_user_writes_to_that_users_folder_and_only_that_user_searches_it(root: Path, server: str):
+    """``add --user alice`` (issue 22): the page lands in users/alice/ (the vault's [users]
+    folder), ``search --user alice`` finds it, ``--user bob`` does not; ``update`` for bob never
+    replaces alice's capture of the same URL."""
+    (root / ".vaultlens.toml").write_text('[users]\nfolder = "people"\n')
+    done = add(root, server + "/notes.md", "--yes", "--json", "--user", "alice")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["path"] == "people/alice/radio-notes.md"
+    nested = add(root, "-", "--yes", "--json", "--user", "alice", "--folder", "clips", stdin="Plain words.\n")
+    assert json.loads(nested.stdout)["path"] == "people/alice/clips/captured-page.md"
+
+    def search(user: str) -> list[str]:
+        out = subprocess.run([sys.executable, "-m", "vaultlens.lsp", "search", "radio notes", "--json", "--user", user,
+                              "--vault", str(root)], capture_output=True, text=True, env=ENV, cwd=str(REPO), timeout=60)
+        return [hit["file"] for hit in json.loads(out.stdout)["hits"]]
+
+    assert "people/alice/radio-notes.md" in search("alice")
+    assert "people/alice/radio-notes.md" not in search("bob")
+    vault, _ = open_vault(str(root))
+    bobs = capture.capture(vault, str(root), capture.load(server + "/notes.md", 10_000), update=True, user="bob")
+    assert bobs.replaces is None and bobs.path == "people/bob/radio-notes.md"
+    alices = capture.capture(vault, str(root), capture.load(server + "/notes.md", 10_000), update=True, user="alice")
+    assert alices.replaces == "people/alice/radio-notes.md"
+    bad = add(root, server + "/notes.md", "--yes", "--user", "../eve")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
