@@ -3,7 +3,8 @@
 The rules read the pages the search returned, never the scores' scale, so they mean the same
 under ``--rank default`` and ``--rank hybrid`` (whose fused scores are all near 0.03).
 
-- **Content words**: the query's terms held by fewer than half the vault's pages (``COMMON``),
+- **Content words**: the query's terms, weak ones left out (``Query.weak``: function words and
+  question scaffolding, engine/weights.py), held by fewer than half the vault's pages (``COMMON``),
   each weighted by its BM25 idf. Function words (``how``, ``do``, ``a``) and words on nearly
   every page (``task`` in a tasks vault) weigh nothing; a query made only of such words uses
   all its terms.
@@ -27,7 +28,7 @@ under ``--rank default`` and ``--rank hybrid`` (whose fused scores are all near 
   titles of pages the top hits link to that are not hits; the query's content words alone
   (when that drops at least two words).
 - ``related_ids``: pages the top 3 hits link to that are not hits, up to 5 (``RELATED``);
-  ``gap_keywords``: query terms that no returned hit holds in any field.
+  ``gap_keywords``: query terms, weak ones left out, that no returned hit holds in any field.
 Match labels for people: a hit is ``strong`` at >= 75 % of the top score, ``good`` at >= 40 %,
 else ``weak``.
 """
@@ -165,7 +166,8 @@ def _suggestions(vault: Vault, query: Query, hits: tuple[Hit, ...], gaps: list[s
 
 def hints(vault: Vault, query: Query, hits: tuple[Hit, ...], threshold: float = SUFFICIENT) -> dict[str, Any]:
     """The hints object for one search (see the module docstring for every rule)."""
-    weights = content_weights(vault, query.terms) if query.terms else {}
+    words = tuple(t for t in query.terms if t not in query.weak) or query.terms  # weak words carry no content
+    weights = content_weights(vault, words) if words else {}
     cover = coverage(vault, hits[0].page.path, weights) if hits and weights else 0.0
     agree = bool(hits and weights) and arms_agree(vault, query, hits)
     max_score = round(cover if agree else cover * DISAGREE, 3)
@@ -179,8 +181,8 @@ def hints(vault: Vault, query: Query, hits: tuple[Hit, ...], threshold: float = 
                 related.append(res.path)
     related = related[:RELATED]
 
-    gaps = [t for t in query.terms if not any(term_fields(vault, h.page.path, t) for h in hits)]
-    content = [t for t in query.terms if t in weights]
+    gaps = [t for t in words if not any(term_fields(vault, h.page.path, t) for h in hits)]
+    content = [t for t in words if t in weights]
     read: list[str] = []
     if sufficient:
         read = [hits[0].page.path] + [h.page.path for h in hits[1:TOP]
