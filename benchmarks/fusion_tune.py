@@ -82,7 +82,11 @@ GRID = [dict(lexical=True, k=k, bm25f=b) for k in (5, 60) for b in (0.5, 1.0)] +
     dict(vector=v, default=1.0, bm25f=1.0, k=k) for k in (3, 4, 5, 6, 8) for v in (1.25, 1.5, 1.75)
 ]
 
-SHORT = [dict(vector=v, default=1.0, bm25f=b, k=k) for k in (5, 10) for b in (0.0, 0.5, 1.0) for v in (1.0, 1.5)]
+# Few-parameter candidates: equal arm weights at k = 5, 10, 60 (RRF's own), and the vector
+# arm at 1.25 / 1.5 at k = 5.
+SHORT = [dict(vector=1.0, default=1.0, bm25f=1.0, k=k) for k in (5, 10, 60)] + [
+    dict(vector=v, default=1.0, bm25f=1.0, k=5) for v in (1.25, 1.5)
+]
 
 if __name__ == "__main__":
     main()

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import os
 import struct
+import sys
+import threading
 
 import numpy as np
 
@@ -206,14 +208,18 @@ class MiniLM:
         summed = np.einsum("ntd,nt->nd", x, mask)
         return (summed / np.maximum(mask.sum(1, keepdims=True), np.float32(1e-9))).astype(np.float32)
 
-    def encode(self, texts: list[str], batch_tokens: int = BATCH_TOKENS, workers: int = 1) -> np.ndarray:
+    def encode(
+        self, texts: list[str], batch_tokens: int = BATCH_TOKENS, workers: int = 1, nice: int = 0
+    ) -> np.ndarray:
         """One row per text. Texts are batched by token length (shortest first, so a batch pads
         little), at most ``batch_tokens`` padded tokens a batch; rows come back in input order.
 
         ``workers`` > 1 encodes batches on that many threads, each with single-threaded BLAS
         (NumPy releases the GIL in its products and ufuncs): on a busy machine this keeps both
         cores working where OpenBLAS's own threads wait for each other. A batch's rows do not
-        depend on the thread or on the other batches, so the result is the same bytes."""
+        depend on the thread or on the other batches, so the result is the same bytes. ``nice``
+        > 0 lowers the priority of the threads doing the work (where the system allows it per
+        thread, as Linux does), for a server embedding in the background."""
         if not texts:
             return np.zeros((0, self.word.shape[1]), dtype=np.float32)
         ids = self.token_ids(texts)
@@ -231,12 +237,50 @@ class MiniLM:
         def run(chunk: list[int]) -> None:
             out[chunk] = self.encode_ids([ids[i] for i in chunk])
 
-        if workers > 1 and len(chunks) > 1:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="vaultlens-encode") as pool:
-                list(pool.map(run, chunks))
+        if nice > 0 or (workers > 1 and len(chunks) > 1):  # never renice the caller's thread
+            _on_threads(run, chunks, max(1, min(workers, len(chunks))), nice)
         else:
             for chunk in chunks:
                 run(chunk)
         return out
+
+
+def _on_threads(run, chunks: list, workers: int, nice: int) -> None:
+    """``run(chunk)`` for every chunk on ``workers`` daemon threads, each taking the next chunk
+    when done; the first error is raised here. Daemon threads (not a ThreadPoolExecutor, whose
+    exit hook runs every queued chunk first): a server that exits mid-build exits at once."""
+    todo = iter(chunks)
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        _lower_priority(nice)
+        while not errors:
+            with lock:
+                chunk = next(todo, None)
+            if chunk is None:
+                return
+            try:
+                run(chunk)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=work, name="vaultlens-encode", daemon=True) for _ in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
+def _lower_priority(nice: int) -> None:
+    """Raise this worker thread's nice value by ``nice`` (Linux applies it to the thread alone;
+    elsewhere, or when not allowed, nothing changes)."""
+    if nice <= 0 or not hasattr(os, "setpriority") or sys.platform != "linux":
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+    except OSError:
+        pass
