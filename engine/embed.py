@@ -52,6 +52,8 @@ def encode_workers() -> int:
     except ValueError:
         wanted = 0
     return wanted if wanted > 0 else min(2, os.cpu_count() or 1)
+
+
 # The background build's threads are niced by this much (Linux: per thread), so the language
 # server's own thread and the editor come first; the embedding takes what is left of the cores.
 NICE = 10
@@ -201,7 +203,8 @@ class VectorIndex:
         fresh: dict[str, object] = {}
         for start in range(0, len(work), BATCH):  # outside the lock: rank() answers meanwhile
             batch = work[start : start + BATCH]
-            for (key, _text), row in zip(batch, self.encode([t for _k, t in batch], self.workers, NICE if self.background else 0)):
+            rows = self.encode([t for _k, t in batch], self.workers, NICE if self.background else 0)
+            for (key, _text), row in zip(batch, rows):
                 fresh[key] = row
             if progress is not None:
                 progress(min(start + BATCH, len(work)), len(work))
