@@ -10,7 +10,12 @@ For each dev set (the questions in ``EVAL/questions/V-dev.jsonl`` and the link t
   in the top 3 (issue 17's goal: at least 0.90 on the question sets);
 - ``recall@1``: of the queries whose top hit is relevant, the share where ``sufficient`` is
   true (goal: at least 0.70);
+- ``shown``: suggested queries that are the title of a hit already returned (must be 0);
 - the counts behind both. ``--rank hybrid`` runs its lexical arms unless vectors exist.
+
+``--why`` also prints, per set, each question where ``sufficient`` is true but no relevant page
+is in the top 3 (``wrong``), and each whose top hit is relevant but ``sufficient`` is false
+(``missed``), with the evidence (coverage, passage, arms_agree) and the top page.
 """
 
 from __future__ import annotations
@@ -28,23 +33,32 @@ from vaultlens.engine.scan import load_vault  # noqa: E402
 from vaultlens.engine.search import search  # noqa: E402
 
 
-def rates(vault, queries: list[dict], rank: str, threshold: float | None) -> dict[str, float | int]:
-    sufficient = top3 = top1 = top1_sufficient = 0
+def rates(vault, queries: list[dict], rank: str, threshold: float | None,
+          why: list[str] | None = None) -> dict[str, float | int]:
+    sufficient = top3 = top1 = top1_sufficient = shown = 0
     for item in queries:
         query = parse_query(item["query"], limit=10, hints=True, rank=rank)
         extra = {} if threshold is None else {"hints_threshold": threshold}
         payload = search_payload(vault, query, search(vault, query), **extra)
         files = [h["file"] for h in payload["hits"]]
         relevant = set(item["relevant"])
-        ok = payload["hints"]["sufficient"]
+        hints = payload["hints"]
+        ok = hints["sufficient"]
         sufficient += ok
         top3 += ok and bool(relevant & set(files[:3]))
-        if files[:1] and files[0] in relevant:
+        titles = {h["title"].casefold() for h in payload["hits"]}
+        shown += sum(q.casefold() in titles for q in hints["suggested_queries"])
+        right = bool(files[:1]) and files[0] in relevant
+        if right:
             top1 += 1
             top1_sufficient += ok
+        if why is not None and ((ok and not relevant & set(files[:3])) or (right and not ok)):
+            ev = hints["evidence"]
+            why.append(f"  {'wrong ' if ok else 'missed'} coverage {ev['coverage']:.3f} passage {ev['passage']:.3f} "
+                       f"agree {str(ev['arms_agree']):<5} {item['query'][:60]!r} -> {files[0]}")
     return {
         "queries": len(queries), "sufficient": sufficient, "top3_when_sufficient": top3,
-        "top1": top1, "sufficient_when_top1": top1_sufficient,
+        "top1": top1, "sufficient_when_top1": top1_sufficient, "shown": shown,
         "precision@3": round(top3 / sufficient, 3) if sufficient else None,
         "recall@1": round(top1_sufficient / top1, 3) if top1 else None,
     }
@@ -56,6 +70,7 @@ def main() -> int:
     ap.add_argument("--vaults", default=os.path.join(HERE, "..", "..", "shared", "vaults"))
     ap.add_argument("--threshold", type=float, help="hints_threshold (default: the engine's)")
     ap.add_argument("--json", action="store_true", help="one JSON line per row instead of the table")
+    ap.add_argument("--why", action="store_true", help="list the wrong and missed questions of each set")
     args = ap.parse_args()
     sets = []
     for kind, folder in (("questions", os.path.join(args.eval, "questions")), ("links", args.eval)):
@@ -69,20 +84,23 @@ def main() -> int:
         return 1
     vaults: dict[str, object] = {}
     if not args.json:
-        print(f"{'set':<10} {'vault':<16} {'rank':<8} {'n':>3} {'suff':>4} {'prec@3':>7} {'top1':>4} {'rec@1':>6}")
+        print(f"{'set':<10} {'vault':<16} {'rank':<8} {'n':>3} {'suff':>4} {'prec@3':>7} {'top1':>4} {'rec@1':>6} {'shown':>5}")
     for kind, name, path in sets:
         if name not in vaults:
             vaults[name] = load_vault(os.path.join(args.vaults, name), cache=None).vault
         with open(path, encoding="utf-8") as fh:
             queries = [json.loads(line) for line in fh if line.strip()]
         for rank in ("default", "hybrid"):
-            row = rates(vaults[name], queries, rank, args.threshold)
+            why: list[str] | None = [] if args.why else None
+            row = rates(vaults[name], queries, rank, args.threshold, why)
             if args.json:
                 print(json.dumps({"set": kind, "vault": name, "rank": rank, **row}))
             else:
                 fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
                 print(f"{kind:<10} {name:<16} {rank:<8} {row['queries']:>3} {row['sufficient']:>4} "
-                      f"{fmt(row['precision@3']):>7} {row['top1']:>4} {fmt(row['recall@1']):>6}")
+                      f"{fmt(row['precision@3']):>7} {row['top1']:>4} {fmt(row['recall@1']):>6} {row['shown']:>5}")
+                if why:
+                    print("\n".join(why))
     return 0
 
 

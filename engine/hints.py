@@ -11,16 +11,27 @@ under ``--rank default`` and ``--rank hybrid`` (whose fused scores are all near 
 - ``coverage`` of a page: the weighted share of the content words the page holds (the word
   itself or a word with the same stem), each counted by the best field it is in: title, alias
   or file name 1, heading or tag 0.8, body only 0.6 (``FIELD_CREDIT``), absent 0.
-- ``arms_agree``: the two lexical rankings put the same page first: the explained channel
-  ranking and BM25F (``--rank hybrid``'s two lexical arms; under hybrid the top hit's ``rrf``
-  components say it; by default BM25F scores the ranking's first POOL (10) pages).
-- ``max_score``: the top hit's coverage, halved when the rankings disagree, rounded to 3
-  decimals. ``sufficient``: ``max_score >= threshold`` (the ``hints_threshold`` parameter,
-  ``SUFFICIENT`` = 0.5 by default): the lexical rankings agree on a page that holds at least
-  half the content words, or they disagree and it holds every one of them in its name.
+- ``passage`` of a page: the largest weighted share of the content words found together in one
+  passage: the page's name (title, aliases, file name), with one section (a heading and its text
+  up to the next heading) and any PASSAGE (60) consecutive words of it. A question is answered
+  by a passage, not by words scattered over a long page: a changelog, FAQ or transcript holds
+  most words of any question, but seldom in one place. It reads the page, not the hit's
+  components, so it is the same under either ranking (hybrid's hits carry only ``rrf``).
+- ``arms_agree``: the two lexical rankings both put the top page among the first AGREE (3), the
+  pages an agent reads: the explained channel ranking and BM25F (``--rank hybrid``'s two
+  lexical arms; under hybrid the top hit's ``rrf`` components give both ranks; by default the
+  top hit is the ranking's first, and BM25F ranks the ranking's first POOL (10) pages). Not
+  "the same first page": the explained ranking's proximity channels (section-term, body-pair)
+  now order questions better than BM25F, so a first-place tie-break between two good pages
+  said nothing about either.
+- ``max_score``: the top hit's passage coverage when the rankings agree; when they do not, half
+  its field coverage (so only a page named by every content word passes 0.5); 3 decimals.
+  ``sufficient``: ``max_score >= threshold`` (the ``hints_threshold`` parameter, ``SUFFICIENT``
+  = 0.5 by default): both rankings show the top page in their first three and one passage of
+  it holds at least half the content words' weight, or its name holds every content word.
 - ``next_action``: no hits -> ``broaden``; sufficient -> ``synthesize`` (``read`` names the
-  pages to read: the top hit, and the second and third when their own coverage reaches the
-  threshold); otherwise ``expand`` when ``max_score < WEAK`` (0.3) and the top hits link to
+  pages to read: the top hit, and the second and third when their own passage coverage
+  reaches the threshold); otherwise ``expand`` when ``max_score < WEAK`` (0.3) and the top hits link to
   pages that are not hits (``related_ids``), else ``refine`` (``suggested_queries``).
 - ``suggested_queries`` (up to 5): each holds a word no returned hit holds in its title,
   aliases, file name, tags or headings (so following it cannot just confirm a page already
@@ -35,6 +46,7 @@ else ``weak``.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .model import Hit
@@ -48,6 +60,8 @@ WEAK = 0.3
 TOP = 3  # how many top hits feed read, suggestions and related pages
 RELATED = 5  # related_ids at most
 POOL = 10  # how many of the default ranking's first pages BM25F judges (arms_agree)
+AGREE = TOP  # arms_agree: both lexical rankings put the top page among their first AGREE
+PASSAGE = 60  # words in a passage (about a paragraph): content words found within it count together
 COMMON = 0.5  # a term held by at least this share of the vault's pages is no content word
 FIELD_CREDIT = (("name", 1.0), ("heading", 0.8), ("tag", 0.8), ("body", 0.6))
 DISAGREE = 0.5  # max_score's factor when the lexical rankings put different pages first
@@ -103,17 +117,60 @@ def coverage(vault: Vault, path: str, weights: dict[str, float]) -> float:
     return got / total
 
 
+def _sections(page) -> list[tuple[str, str]]:
+    """The page's sections as (heading, text): the text before the first heading (heading
+    ``""``), then each heading and its text up to the next heading (``scoring.best_section``'s cuts)."""
+    lines = page.body.split("\n")
+    names = {h.span.start_line - page.body_line: h.text for h in page.headings}
+    starts = [0, *sorted(c for c in names if 0 < c < len(lines))]
+    return [(names.get(a, ""), "\n".join(lines[a:b])) for a, b in zip(starts, [*starts[1:], len(lines)])]
+
+
+def passage(vault: Vault, path: str, weights: dict[str, float]) -> float:
+    """The largest share of the content words' weight page ``path`` holds in one passage: its
+    name (title, aliases, file name) with the heading of one section and PASSAGE consecutive
+    words of that section (a word or one with its stem, as ``coverage``)."""
+    total = sum(weights.values())
+    fields = vault.fields.get(path)
+    if not total or fields is None:
+        return 0.0
+    owners: dict[str, list[str]] = {}  # a token -> the content words it stands for
+    for term in weights:
+        for word in sorted(_variants(vault, term)):
+            owners.setdefault(word, []).append(term)
+    name = fields.title_set | fields.alias_set | set(fields.file_tokens)
+    named = {t for w in name for t in owners.get(w, ())}
+    best = math.fsum(weights[t] for t in sorted(named))
+    for heading, text in _sections(vault.pages[path]):
+        found = [(i, owners[w]) for i, w in enumerate(tokenize(text)) if w in owners]
+        if not found:
+            continue
+        base = named | {t for w in tokenize(heading) for t in owners.get(w, ())}
+        window: dict[str, int] = {}
+        first = 0
+        for at, terms in found:  # slide a PASSAGE-word window over the section's content words
+            for t in terms:
+                window[t] = window.get(t, 0) + 1
+            while found[first][0] <= at - PASSAGE:
+                for t in found[first][1]:
+                    window[t] -= 1
+                first += 1
+            held = base | {t for t, n in window.items() if n}
+            best = max(best, math.fsum(weights[t] for t in sorted(held)))
+    return min(best / total, 1.0)
+
+
 def arms_agree(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> bool:
-    """Whether the explained ranking and BM25F both rank the top hit first.
+    """Whether the explained ranking and BM25F both rank the top hit among their first AGREE.
 
     Under hybrid the top hit's ``rrf`` components give each lexical arm's rank of it. Otherwise
-    BM25F scores the first POOL pages of the default ranking (the hits, or a search for POOL
-    when fewer were asked for): ranking the whole vault by BM25F would cost ~30x the search
-    on 10,000 pages for a question full of common words."""
+    the top hit is the explained ranking's first, and BM25F ranks the first POOL pages of that
+    ranking (the hits, or a search for POOL when fewer were asked for): ranking the whole vault
+    by BM25F would cost ~30x the search on 10,000 pages for a question full of common words."""
     top = hits[0]
     arms = {m.term: m.hits for m in top.matched if m.channel == "rrf" and m.via == "lexical"}
     if arms:
-        return arms.get("default") == 1 and arms.get("bm25f") == 1
+        return all(0 < arms.get(arm, 0) <= AGREE for arm in ("default", "bm25f"))
     if query.rank == "hybrid" or query.prefix:
         return False
     from dataclasses import replace
@@ -125,8 +182,8 @@ def arms_agree(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> bool:
     if len(pool) < POOL and query.limit and query.limit < POOL:
         pool = [h.page for h in search(vault, replace(query, limit=POOL, hints=False))]
     scores = bm25f_scores(vault, query, [page.path for page in pool])
-    best = min(pool, key=lambda page: (-scores[page.path], page.title.casefold(), page.path))
-    return best.path == top.page.path
+    order = sorted(pool, key=lambda page: (-scores[page.path], page.title.casefold(), page.path))
+    return top.page.path in {page.path for page in order[:AGREE]}
 
 
 def _named(vault: Vault, hits: tuple[Hit, ...]) -> set[str]:
@@ -169,8 +226,9 @@ def hints(vault: Vault, query: Query, hits: tuple[Hit, ...], threshold: float = 
     words = tuple(t for t in query.terms if t not in query.weak) or query.terms  # weak words carry no content
     weights = content_weights(vault, words) if words else {}
     cover = coverage(vault, hits[0].page.path, weights) if hits and weights else 0.0
+    held = passage(vault, hits[0].page.path, weights) if hits and weights else 0.0
     agree = bool(hits and weights) and arms_agree(vault, query, hits)
-    max_score = round(cover if agree else cover * DISAGREE, 3)
+    max_score = round(held if agree else cover * DISAGREE, 3)
     sufficient = bool(hits) and bool(weights) and max_score >= threshold
     hit_paths = {h.page.path for h in hits}
 
@@ -186,7 +244,7 @@ def hints(vault: Vault, query: Query, hits: tuple[Hit, ...], threshold: float = 
     read: list[str] = []
     if sufficient:
         read = [hits[0].page.path] + [h.page.path for h in hits[1:TOP]
-                                      if coverage(vault, h.page.path, weights) >= threshold]
+                                      if passage(vault, h.page.path, weights) >= threshold]
 
     if not hits:
         action = "broaden"
@@ -205,5 +263,5 @@ def hints(vault: Vault, query: Query, hits: tuple[Hit, ...], threshold: float = 
         "suggested_queries": _suggestions(vault, query, hits, gaps, related, content),
         "related_ids": related,
         "gap_keywords": gaps,
-        "evidence": {"coverage": round(cover, 3), "arms_agree": agree},
+        "evidence": {"coverage": round(cover, 3), "passage": round(held, 3), "arms_agree": agree},
     }

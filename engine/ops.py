@@ -111,21 +111,17 @@ def _search(source: Source, query: str, *, sort: str = "score", no_timing: bool 
     parsed = parse_query(query, **options, mtime_of=lambda rel: file_mtime(root, rel))
     scopes = user_scopes(root)  # the vault's [users] settings (engine/users.py)
     parsed = replace(parsed, users_folder=scopes.folder, include_users=scopes.include)
-    if not parsed.terms:
-        from .retrieve import listing
-
-        payload = search_payload(source.vault, parsed, listing(source.vault, parsed, sort), **shape)
-        if payload["hits"]:  # say what the order is: no score ranked these
-            payload.setdefault("query_plan", {"terms": []})["listed_by"] = "title" if sort == "score" else sort
-    else:
-        arm = source.vectors() if source.vectors is not None and parsed.rank == "hybrid" else None
-        if sort == "score":
-            payload = search_payload(source.vault, parsed, ranked_search(source.vault, parsed, arm), **shape)
-        else:
-            from .retrieve import reorder
-
-            every = ranked_search(source.vault, replace(parsed, limit=0), arm)
-            payload = search_payload(source.vault, parsed, reorder(every, parsed, sort)[: parsed.limit], **shape)
+    payload = _ranked(source, parsed, sort, shape)
+    if not payload["hits"] and parsed.phrases and parsed.terms:
+        # A quoted phrase no page holds (an agent quoting its question, a misremembered name):
+        # search its words rather than answer nothing, and say so (query_plan.relaxed, stderr).
+        relaxed = _ranked(source, replace(parsed, phrases=()), sort, shape)
+        if relaxed["hits"]:
+            payload = relaxed
+            payload.setdefault("query_plan", {"terms": list(parsed.terms)})["relaxed"] = {
+                "phrases": [" ".join(seq) for seq in parsed.phrases],
+                "why": "no page that passes the filters holds these words in this order: pages with the words are shown",
+            }
     if parsed.user is not None or not parsed.include_users:  # the scope, said (engine/users.py)
         plan = payload.setdefault("query_plan", {"terms": list(parsed.terms)})
         plan["users"] = {"user": parsed.user, "folder": parsed.users_folder,
@@ -136,6 +132,27 @@ def _search(source: Source, query: str, *, sort: str = "score", no_timing: bool 
 
 
 SORTS = ("score", "title", "updated", "created")
+
+
+def _ranked(source: Source, parsed: Any, sort: str, shape: dict[str, Any]) -> dict[str, Any]:
+    """The search payload of a parsed query: ranked (then reordered by ``sort``), or, with no
+    search word, the listing of the pages that pass its filters."""
+    from dataclasses import replace
+
+    if not parsed.terms:
+        from .retrieve import listing
+
+        payload = search_payload(source.vault, parsed, listing(source.vault, parsed, sort), **shape)
+        if payload["hits"]:  # say what the order is: no score ranked these
+            payload.setdefault("query_plan", {"terms": []})["listed_by"] = "title" if sort == "score" else sort
+        return payload
+    arm = source.vectors() if source.vectors is not None and parsed.rank == "hybrid" else None
+    if sort == "score":
+        return search_payload(source.vault, parsed, ranked_search(source.vault, parsed, arm), **shape)
+    from .retrieve import reorder
+
+    every = ranked_search(source.vault, replace(parsed, limit=0), arm)
+    return search_payload(source.vault, parsed, reorder(every, parsed, sort)[: parsed.limit], **shape)
 
 
 def _search_text(payload: dict[str, Any]) -> list[str]:
@@ -254,6 +271,9 @@ hit, or follow `related`/`links` to the pages around it.""",
     result="SearchResult",
     text=_search_text,
     plain=_search_plain,
+    note=lambda payload: (
+        "no page holds " + ", ".join(f'"{p}"' for p in payload["query_plan"]["relaxed"]["phrases"])
+        + ": showing pages with its words" if "relaxed" in payload.get("query_plan", {}) else None),
 )
 
 

@@ -3,8 +3,11 @@ commands go to the engine."""
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -13,12 +16,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["lsp"]:
         from .app import run
 
-        return run(args[1:])
+        finish(run(args[1:]))
     if args[:1] == ["mcp"]:
-        return _run_mcp(args[1:])
+        finish(_run_mcp(args[1:]))
     from vaultlens.engine.cli import main as engine_main
 
     return engine_main(args)
+
+
+def finish(code: int) -> NoReturn:
+    """End a server process with ``code`` once its output is flushed, skipping interpreter
+    shutdown: with the background vector thread (engine/embed.py) inside NumPy or tokenizers,
+    that shutdown can crash (SIGSEGV, exit -11, after a quick ``exit``). The servers have
+    finished their own work by then (asyncio.run joins the index-writing threads)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    logging.shutdown()
+    os._exit(code)
 
 
 MCP_MISSING = (

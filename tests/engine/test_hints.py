@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from vaultkit import build_vault
 
-from vaultlens.engine.hints import SUFFICIENT, content_weights, coverage, hints
+from vaultlens.engine.hints import PASSAGE, SUFFICIENT, content_weights, coverage, hints, passage
 from vaultlens.engine.operation import Source
 from vaultlens.engine.ops import BY_NAME
 from vaultlens.engine.query import parse_query
@@ -66,8 +66,10 @@ def test_the_hints_mean_the_same_under_hybrid(vault):
         default, hybrid = h(vault, text), h(vault, text, rank="hybrid")
         query = parse_query(text, limit=10, rank="hybrid")
         tops = [search(vault, parse_query(text, limit=10))[:1], search(vault, query)[:1]]
-        if tops[0] and tops[0][0].page.path == tops[1][0].page.path:
-            assert hybrid == default, text
+        if tops[0] and tops[0][0].page.path == tops[1][0].page.path:  # the same top page: the same judgement
+            same = ("sufficient", "max_score", "evidence", "next_action", "result_count")
+            assert {k: hybrid[k] for k in same} == {k: default[k] for k in same}, text
+            assert hybrid["read"][:1] == default["read"][:1], text  # then the 2nd and 3rd of each ranking
         else:
             assert hybrid["gap_keywords"] == default["gap_keywords"], text
     assert h(vault, "Priority", rank="hybrid")["max_score"] == 1.0  # not ~0.001, as a fused score would give
@@ -97,16 +99,43 @@ def test_suggestions_never_repeat_a_page_already_shown(vault):
 
 
 def test_the_threshold_is_a_parameter(vault):
-    body_only = "recurrence rule"  # in Recurring's body only: coverage 0.6
-    assert h(vault, body_only)["sufficient"]
-    assert not h(vault, body_only, threshold=0.9)["sufficient"]
+    two_of_three = "recurrence rule checkbox"  # Recurring holds two of three rare words in one passage
+    assert h(vault, two_of_three)["max_score"] == pytest.approx(2 / 3, abs=1e-3)
+    assert h(vault, two_of_three)["sufficient"]
+    assert not h(vault, two_of_three, threshold=0.9)["sufficient"]
     source = Source(vault, "", lambda path: None)
     run = BY_NAME["search"].run
-    strict = run(source, body_only, hints=True, hints_threshold=0.9, no_timing=True)
+    strict = run(source, two_of_three, hints=True, hints_threshold=0.9, no_timing=True)
     assert not strict["hints"]["sufficient"] and strict["hints"]["next_action"] != "synthesize"
-    assert run(source, body_only, hints=True, no_timing=True)["hints"]["sufficient"]
+    assert run(source, two_of_three, hints=True, no_timing=True)["hints"]["sufficient"]
     with pytest.raises(ValueError, match="hints_threshold"):
-        run(source, body_only, hints=True, hints_threshold=1.5)
+        run(source, two_of_three, hints=True, hints_threshold=1.5)
+
+
+FILLER = " ".join(f"filler{i}" for i in range(PASSAGE))  # PASSAGE words apart: no longer one passage
+HUB = {
+    # a long page holding every word, but each in another place (a changelog, an FAQ)
+    "Changelog.md": f"# Changelog\n\n## 1.0\n\nA glaze fix. {FILLER}\n\nKiln notes.\n\n## 2.0\n\nCone charts.\n",
+    "Firing.md": "# Firing\n\nWhich cone to fire a glaze to in the kiln.\n",
+    "Clay.md": "# Clay\n\nClay bodies, wedging and drying.\n",
+    "Tools.md": "# Tools\n\nRibs, wires and a banding wheel.\n",
+}
+
+
+def test_a_passage_holds_the_words_together():
+    vault = build_vault(HUB)
+    weights = content_weights(vault, ("glaze", "kiln", "cone"))
+    assert coverage(vault, "Changelog.md", weights) == coverage(vault, "Firing.md", weights) == pytest.approx(0.6)
+    assert passage(vault, "Firing.md", weights) == pytest.approx(1.0)  # one sentence holds all three
+    assert passage(vault, "Changelog.md", weights) == pytest.approx(1 / 3)  # never two of them together
+    assert passage(vault, "Clay.md", weights) == 0.0
+    named = content_weights(vault, ("firing", "glaze"))  # a word in the name counts in every passage
+    assert passage(vault, "Firing.md", named) == pytest.approx(1.0)
+    got = h(vault, "which cone should I fire a glaze to in the kiln")
+    assert got["read"][0] == "Firing.md" and got["sufficient"] and got["evidence"]["passage"] == 1.0
+    hub = hints(vault, parse_query("glaze kiln cone", limit=10, hints=True),
+                tuple(x for x in search(vault, parse_query("glaze kiln cone", limit=10)) if x.page.path == "Changelog.md"))
+    assert not hub["sufficient"] and hub["max_score"] < SUFFICIENT  # the hub alone is not an answer
 
 
 def test_explain_levels_keep_the_ranking(vault):

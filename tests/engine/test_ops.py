@@ -102,3 +102,22 @@ def test_a_document_path_is_taken_as_that_path():
     # not a page: nothing is related to it, where the name "a" would find notes/a.md
     assert related.run(source, page=DocumentPath("a"), limit=5) == {"command": "related", "vault": "vault", "page": "a", "hits": []}
     assert related.run(source, page="a", limit=5)["page"] == "notes/a.md"
+
+
+def test_a_quoted_phrase_no_page_holds_searches_its_words_and_says_so(tmp_path):
+    """An agent quoting words of its question ("path includes work") gets the pages with the
+    words, marked ``query_plan.relaxed``; a phrase some page holds still filters strictly."""
+    pages = {"Global Query.md": "# Global Query\n\nAdd a filter such as path includes home to every search.\n",
+             "Paths.md": "# Paths\n\nThe path of a task: work notes.\n",
+             "Other.md": "# Other\n\nnothing here\n"}
+    for name, text in pages.items():
+        (tmp_path / name).write_text(text)
+    source = disk_source(build_vault(pages), str(tmp_path))
+    loose = SEARCH.run(source, query='how to add "path includes work" everywhere', no_timing=True)
+    assert loose["query_plan"]["relaxed"]["phrases"] == ["path includes work"]
+    assert sorted(h["file"] for h in loose["hits"]) == ["Global Query.md", "Paths.md"]
+    assert SEARCH.note(loose) == 'no page holds "path includes work": showing pages with its words'
+    strict = SEARCH.run(source, query='"path includes home"', no_timing=True)
+    assert [h["file"] for h in strict["hits"]] == ["Global Query.md"] and "relaxed" not in strict.get("query_plan", {})
+    nothing = SEARCH.run(source, query='"zebra quagga"', no_timing=True)
+    assert nothing["hits"] == [] and SEARCH.note(nothing) is None

@@ -122,7 +122,7 @@ def test_hints_rules(vault):
     exact = h("Alpha Notes")
     assert exact["sufficient"] and exact["next_action"] == "synthesize" and exact["max_score"] == 1.0
     assert exact["read"][0] == "a/Alpha Notes.md"
-    weak = h("mention zzzz qqqq")  # one of three words, in the body of Beta Notes, which links to Gamma (not a hit)
+    weak = h("mention zzzz qqqq wwww")  # one word of four, in the body of Beta Notes, which links to Gamma (not a hit)
     assert not weak["sufficient"] and weak["max_score"] < 0.3 and weak["read"] == []
     assert weak["next_action"] == "expand" and weak["related_ids"] == ["b/Gamma.md"]
     assert "Gamma" in weak["suggested_queries"] and "Beta Notes" not in weak["suggested_queries"]  # a hit shown

@@ -221,6 +221,21 @@ class RawServer:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
+@contextlib.asynccontextmanager
+async def serving(vault: Path):
+    """A server initialized on ``vault`` for a module's tests; at the end it must shut down
+    cleanly (exit 0) and its log hold no traceback, whatever the tests sent it."""
+    started = await RawServer.start()
+    await started.initialize(vault)
+    yield started
+    try:
+        assert await started.shutdown_and_exit() == 0
+        log = started.log()
+        assert "Traceback" not in log, log
+    finally:
+        await started.kill()
+
+
 def error_code(reply: dict[str, Any]) -> int | None:
     """The JSON-RPC error code of a response message (None for a result)."""
     return reply.get("error", {}).get("code") if "error" in reply else None

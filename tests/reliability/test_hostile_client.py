@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from protocol_support import CLIENT_CAPABILITIES, EXAMPLE_VAULT, REPO, SERVER_ENV, RawServer, copy_vault, error_code
+from protocol_support import CLIENT_CAPABILITIES, EXAMPLE_VAULT, REPO, SERVER_ENV, RawServer, copy_vault, error_code, serving
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -44,14 +44,8 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server(vault: Path):
-    started = await RawServer.start()
-    await started.initialize(vault)
-    yield started
-    try:
-        assert await started.shutdown_and_exit() == 0
-        assert "Traceback" not in started.log(), started.log()
-    finally:
-        await started.kill()
+    async with serving(vault) as started:
+        yield started
 
 
 def write_raw(server: RawServer, data: bytes) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from protocol_support import REQUEST_CANCELLED, RawServer, error_code
+from protocol_support import REQUEST_CANCELLED, RawServer, error_code, serving
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(240)]
 
@@ -43,14 +43,8 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server(vault: Path):
-    started = await RawServer.start()
-    await started.initialize(vault)
-    yield started
-    try:
-        assert await started.shutdown_and_exit() == 0
-        assert "Traceback" not in started.log(), started.log()
-    finally:
-        await started.kill()
+    async with serving(vault) as started:
+        yield started
 
 
 class Doc:

@@ -19,6 +19,7 @@ from protocol_support import (
     RawServer,
     copy_vault,
     error_code,
+    serving,
     utf16,
 )
 
@@ -47,16 +48,9 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def server(vault: Path):
-    started = await RawServer.start()
-    await started.initialize(vault)
-    yield started
-    try:
-        assert await started.shutdown_and_exit() == 0
-        log = started.log()
-        assert "Traceback" not in log, log
+    async with serving(vault) as started:
+        yield started
         assert not [n for n in started.notifications if n["method"] == "window/showMessage"]
-    finally:
-        await started.kill()
 
 
 def params_at(method: str, uri: str, position: dict) -> dict:
