@@ -5,6 +5,11 @@
 For every dev query (link texts and questions) the arms are ranked once (default, bm25f, vector
 from embed_bench's cached vectors); then each setting in GRID is fused with the shipped
 ``hybrid.fuse_order`` and scored. Prints one line per setting: MRR@10 per (vault, set).
+``--grid SHORT`` runs the few-parameter candidates only; ``--section-chars N`` embeds sections
+with N characters instead of embed.SECTION_CHARS (the bench's vector cache holds one text
+selection at a time, so a later run with the default re-embeds). The default arm is ranked
+with ``search.rank``, so it misses what ``search.search`` adds around it (the quoted-phrase
+relaxation); run_eval.py through ``vaultlens jsonl`` is the end-to-end check.
 """
 
 from __future__ import annotations
