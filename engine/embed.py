@@ -41,7 +41,22 @@ MODEL_PACKAGE = MODEL_PACKAGES[0][0]
 MODEL_ID = "all-MiniLM-L6-v2"
 BODY_CHARS = 1000  # the model reads at most 256 word pieces; more text only costs time
 SECTION_CHARS = 300  # per section: its heading says most, the first lines the rest
-BATCH = 256  # texts per progress step (the encoder batches them by length inside)
+BATCH = 512  # texts per progress step (the encoder batches them by length inside)
+
+
+def encode_workers() -> int:
+    """Threads that embed: two on a machine with two cores or more (each runs single-threaded
+    BLAS; NumPy releases the GIL in its products), else one. ``VAULTLENS_EMBED_THREADS`` sets it."""
+    try:
+        wanted = int(os.environ.get("VAULTLENS_EMBED_THREADS", "0"))
+    except ValueError:
+        wanted = 0
+    return wanted if wanted > 0 else min(2, os.cpu_count() or 1)
+
+
+# The background build's threads are niced by this much (Linux: per thread), so the language
+# server's own thread and the editor come first; the embedding takes what is left of the cores.
+NICE = 10
 INSTALL_HINT = "install the embeddings extra: pip install 'vaultlens[embeddings]'"
 
 
@@ -124,6 +139,8 @@ class VectorIndex:
         *,
         encode: Callable[[list[str]], object] | None = None,
         directory: str | None = None,
+        workers: int = 1,
+        background: bool = False,
     ) -> None:
         single_thread_blas()
         import numpy as np  # the extra's dependency: only imported when vectors are used
@@ -131,6 +148,8 @@ class VectorIndex:
         self._np = np
         self._encode = encode
         self._model = None
+        self.workers = workers  # threads for ``update``'s embedding (a query is one text: one thread)
+        self.background = background  # embedding threads run at a lower priority (nice)
         name = hashlib.sha256(os.path.abspath(root or ".").encode("utf-8", "surrogatepass")).hexdigest()[:16]
         folder = directory if directory is not None else cache_dir()
         self.path = os.path.join(folder, f"vectors-{MODEL_ID}-{name}.npz") if folder else None
@@ -144,13 +163,14 @@ class VectorIndex:
 
     # --- the model -------------------------------------------------------------------------
 
-    def encode(self, texts: list[str]):
-        """Unit vectors for ``texts`` (one row each)."""
+    def encode(self, texts: list[str], workers: int = 1, nice: int = 0):
+        """Unit vectors for ``texts`` (one row each), on ``workers`` threads (``nice``: their
+        priority is lowered by that much; the calling thread's never is)."""
         np = self._np
         if self._encode is not None:
             rows = np.asarray(self._encode(texts), dtype=np.float32)
         else:
-            rows = self._sentence_model().encode(texts)
+            rows = self._sentence_model().encode(texts, workers=workers, nice=nice)
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
         return rows / np.where(norms == 0, 1.0, norms)
 
@@ -183,7 +203,8 @@ class VectorIndex:
         fresh: dict[str, object] = {}
         for start in range(0, len(work), BATCH):  # outside the lock: rank() answers meanwhile
             batch = work[start : start + BATCH]
-            for (key, _text), row in zip(batch, self.encode([t for _k, t in batch])):
+            rows = self.encode([t for _k, t in batch], self.workers, NICE if self.background else 0)
+            for (key, _text), row in zip(batch, rows):
                 fresh[key] = row
             if progress is not None:
                 progress(min(start + BATCH, len(work)), len(work))
@@ -267,7 +288,7 @@ def open_vectors(vault: Vault, *, progress: Callable[[int, int], None] | None = 
     """A VectorIndex for ``vault``, brought up to date, or None when the extra is not installed."""
     if unavailable() is not None:
         return None
-    index = VectorIndex(vault.root)
+    index = VectorIndex(vault.root, workers=encode_workers())  # the user waits: both cores
     index.update(vault, progress)
     index.encode(["vaultlens"])  # load the model now, not on the first query
     return index
@@ -297,7 +318,9 @@ class BackgroundVectors:
         self.reason = unavailable() if make_index is None else None
         if self.reason is None and os.environ.get("VAULTLENS_VECTORS", "").lower() in ("off", "0", "no"):
             self.reason = "the background vector build is off (VAULTLENS_VECTORS=off)"
-        self._make = make_index or (lambda vault: VectorIndex(vault.root))
+        self._make = make_index or (
+            lambda vault: VectorIndex(vault.root, workers=encode_workers(), background=True)
+        )
         self._index: VectorIndex | None = None
         self._ready = False
         self._wanted: Vault | None = None

@@ -53,13 +53,14 @@ class Arm:
     paths: Sequence[str]
 
 
-# How much each arm's ranks count (weighted RRF; the default arm is the unit). Set by
-# benchmarks/fusion_tune.py on the link-text and question dev sets of obsidian-tasks and
-# dendron-site (docs/performance.md has the table).
-ARM_WEIGHTS = {"default": 1.0, "bm25f": 1.0, "vector": 1.5}
+# How much each arm's ranks count (weighted RRF; the default arm is the unit). Equal: since the
+# default ranking learned questions (weak terms, body pairs, sections), a heavier vector arm
+# pulls good lexical answers down (benchmarks/fusion_tune.py on the link-text and question dev
+# sets of obsidian-tasks and dendron-site; docs/performance.md has the table).
+ARM_WEIGHTS = {"default": 1.0, "bm25f": 1.0, "vector": 1.0}
 # With a vector arm the fusion's k is small: the arms' first ranks decide (k=60, the paper's,
-# flattens ranks 1-20 to within a third of each other; MRR@10 on obsidian-tasks questions
-# 0.603 at k=60, equal weights; 0.690 at k=5, vector 1.5; link texts 0.782 and 0.806).
+# flattens ranks 1-20 to within a third of each other). MRR@10 at equal weights, obsidian-tasks
+# questions / links: 0.753 / 0.797 at k=5, 0.727 / 0.784 at k=60 (default ranking 0.722 / 0.764).
 # The lexical arms alone keep RRF_K.
 VECTOR_RRF_K = 5
 # A page the default arm matched by name (the query is its title, an alias, its file name or

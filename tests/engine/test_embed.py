@@ -168,3 +168,130 @@ def test_the_numpy_encoder_batches_by_length_without_changing_a_vector():
     assert np.allclose(together, alone, atol=1e-5)
     unit = together / np.linalg.norm(together, axis=1, keepdims=True)
     assert unit[0] @ unit[2] < unit[0] @ unit[1]  # compost is nearer the compost question than worms
+
+
+def _reference_encode(folder: str, ids: list[int]) -> np.ndarray:
+    """BERT as written in the papers, in float64, one text, no batching, no padding, with the
+    exact erf (math.erf): what the fast float32 encoder must agree with."""
+    import math
+
+    from vaultlens.engine.minilm import HEADS, read_safetensors
+
+    w = {k: v.astype(np.float64) for k, v in read_safetensors(f"{folder}/model.safetensors").items()}
+
+    def norm(x, name):
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + 1e-12) * w[name + ".weight"] + w[name + ".bias"]
+
+    def dense(x, name):
+        return x @ w[name + ".weight"].T + w[name + ".bias"]
+
+    erf = np.vectorize(math.erf)
+    n = len(ids)
+    x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:n]
+    x = norm(x + w["embeddings.token_type_embeddings.weight"][0], "embeddings.LayerNorm")
+    layer = 0
+    while f"encoder.layer.{layer}.attention.self.query.weight" in w:
+        p = f"encoder.layer.{layer}."
+        q, k, v = (dense(x, p + f"attention.self.{m}").reshape(n, HEADS, -1).transpose(1, 0, 2) for m in ("query", "key", "value"))
+        scores = q @ k.transpose(0, 2, 1) / math.sqrt(q.shape[-1])
+        scores = np.exp(scores - scores.max(-1, keepdims=True))
+        scores /= scores.sum(-1, keepdims=True)
+        context = (scores @ v).transpose(1, 0, 2).reshape(n, -1)
+        x = norm(dense(context, p + "attention.output.dense") + x, p + "attention.output.LayerNorm")
+        up = dense(x, p + "intermediate.dense")
+        x = norm(dense(0.5 * up * (1 + erf(up / math.sqrt(2))), p + "output.dense") + x, p + "output.LayerNorm")
+        layer += 1
+    return x.mean(0)
+
+
+@pytest.mark.skipif(vaultlens.engine.embed.unavailable() is not None, reason="the embeddings extra is not installed")
+def test_the_fast_encoder_equals_a_float64_reference_of_the_model():
+    from vaultlens.engine.minilm import MiniLM
+
+    folder = vaultlens.engine.embed.model_folder()
+    model = MiniLM(folder)
+    texts = [
+        "compost",
+        "How do I set a priority on a task?",
+        "Garden: Feeding the soil\n" + "Worms eat kitchen scraps and make castings for the beds. " * 12,
+    ]
+    fast = model.encode(texts, batch_tokens=64, workers=2)  # batched, padded, two threads
+    for text, row, ids in zip(texts, fast, model.token_ids(texts)):
+        ref = _reference_encode(folder, ids)
+        unit, ref_unit = row / np.linalg.norm(row), ref / np.linalg.norm(ref)
+        assert np.abs(unit - ref_unit).max() < 1e-5, text
+        assert np.abs(row - ref).max() < 1e-4 * np.abs(ref).max(), text
+
+
+def test_the_in_place_gelu_and_layer_norm_equal_their_readable_forms():
+    from vaultlens.engine.minilm import _gelu, _gelu_inplace, _layer_norm, _layer_norm_inplace
+
+    rng = np.random.default_rng(17)
+    x = (rng.standard_normal((50, 1536)) * 3).astype(np.float32)
+    y = x.copy()
+    _gelu_inplace(y, np.empty_like(y), np.empty_like(y))
+    assert np.abs(y - _gelu(x)).max() < 1e-6
+    weight, bias = rng.standard_normal(1536).astype(np.float32), rng.standard_normal(1536).astype(np.float32)
+    z = _layer_norm_inplace(x.copy(), weight, bias)
+    assert np.abs(z - _layer_norm(x, weight, bias)).max() < 1e-5
+
+
+@pytest.mark.skipif(vaultlens.engine.embed.unavailable() is not None, reason="the embeddings extra is not installed")
+def test_encoding_on_two_threads_gives_the_same_bytes():
+    from vaultlens.engine.minilm import MiniLM
+
+    model = MiniLM(vaultlens.engine.embed.model_folder())
+    texts = [f"page {i}: " + "tasks and due dates " * (i % 7) for i in range(40)]
+    assert model.encode(texts, batch_tokens=128, workers=2).tobytes() == model.encode(texts, batch_tokens=128).tobytes()
+
+
+@pytest.mark.skipif(vaultlens.engine.embed.unavailable() is not None, reason="the embeddings extra is not installed")
+def test_the_encoder_gives_the_vectors_of_sentence_transformers_on_pytorch():
+    """tests/data/minilm_reference.json: the same model folder encoded by sentence-transformers
+    on PyTorch (its ``made_with`` says which), one text at a time, unit length (the folder's
+    Normalize module); the last text is past the model's 256 word pieces, so truncation is
+    checked too."""
+    import json
+    from pathlib import Path
+
+    from vaultlens.engine.minilm import MAX_TOKENS, MiniLM
+
+    ref = json.loads((Path(__file__).parents[1] / "data" / "minilm_reference.json").read_text(encoding="utf-8"))
+    assert ref["max_seq_length"] == MAX_TOKENS
+    model = MiniLM(vaultlens.engine.embed.model_folder())
+    assert len(model.token_ids(ref["texts"])[-1]) == MAX_TOKENS
+    fast = model.encode(ref["texts"], workers=2)
+    unit = fast / np.linalg.norm(fast, axis=1, keepdims=True)
+    for text, row, expected in zip(ref["texts"], unit, np.asarray(ref["vectors"], dtype=np.float64)):
+        assert np.abs(row - expected).max() < 2e-6, text[:40]  # float32 rounding: 2.5e-7 measured
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "setpriority"), reason="no per-thread priority here")
+def test_background_encoding_threads_are_niced_and_the_callers_thread_is_not():
+    import os
+    import sys
+    import threading
+
+    from vaultlens.engine.minilm import _on_threads
+
+    me = threading.get_native_id()
+    before = os.getpriority(os.PRIO_PROCESS, me)
+    seen = {}
+
+    def run(chunk):
+        tid = threading.get_native_id()
+        seen[chunk] = (tid, os.getpriority(os.PRIO_PROCESS, tid))
+
+    _on_threads(run, [1, 2, 3, 4], workers=2, nice=5)
+    assert os.getpriority(os.PRIO_PROCESS, me) == before
+    assert sorted(seen) == [1, 2, 3, 4] and all(tid != me for tid, _ in seen.values())
+    if sys.platform == "linux":
+        assert {nice for _, nice in seen.values()} == {min(19, before + 5)}
+
+    def fail(chunk):
+        raise ValueError(chunk)
+
+    with pytest.raises(ValueError):
+        _on_threads(fail, [1, 2], workers=2, nice=0)
