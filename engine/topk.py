@@ -546,9 +546,13 @@ class Bounds:
         count_of = f.body_counts.count
         total = 0.0
         norm = 0.0
+        held = 0  # terms the body holds
+        pairs = self.pairs
+        seen: dict[str, int] = {}  # each word looked up once (body-pair asks again)
         for tp, _others, stand_in, _names in self.terms:
             count = count_of(tp.term)
             if count:
+                held += 1
                 if not norm:
                     norm = bm25_norm(f.lengths[4], self.plan.avg_body)
                 total += _BODY_TERM * min(count, _BODY_CAP) + fixed(
@@ -556,13 +560,22 @@ class Bounds:
                 )
             else:
                 total += stand_in
-        counts = f.body_counts
-        if self.pairs:
-            total += _PAIR * sum(all(t in counts for t in pair) for pair in self.pairs)
-        if self.sections:
-            held = sum(tp.term in counts for tp, _others, _stand_in, _names in self.terms)
-            if held >= 2:
-                total += _SECTION * (held - 1)
+            if pairs:
+                seen[tp.term] = count
+        if pairs:
+            both = 0
+            for pair in pairs:
+                for word in pair:
+                    count = seen.get(word)
+                    if count is None:
+                        count = seen[word] = count_of(word)
+                    if not count:
+                        break
+                else:
+                    both += 1
+            total += _PAIR * both
+        if self.sections and held >= 2:
+            total += _SECTION * (held - 1)
         return total
 
     def strong(self, page: Page, f: PageFields) -> float:
