@@ -615,8 +615,8 @@ class Bounds:
         path = page.path
         near = self.context if path in self.near else 0
         total = quick - self.prior_most - near + self._prior_and_context(page) - tiered + self._body(f)
-        if self.partial and (self.prefix_cut or path in self.prefixed):
-            total += self._prefix_term(f) - _PREFIX_TERM
+        if self.partial and (self.prefix_cut or path in self.prefixed) and self.partial not in f.title_set:
+            total += self._prefix_term(f) - _PREFIX_TERM  # (``medium`` gave none when the title holds it)
         return total
 
     def _prefix_term(self, f: PageFields) -> float:
@@ -725,7 +725,8 @@ class Bounds:
         if title_set and title_set <= self.words:
             total += _COVER
         if self.partial and (self.prefix_cut or path in self.prefixed):
-            total += _PREFIX_TERM
+            if self.partial not in title_set:  # else no prefix-term ("the" typed, "The …" titles)
+                total += _PREFIX_TERM
             if phrase < _PREFIX_PHRASE and starts_typed(f, self.typed):
                 phrase = _PREFIX_PHRASE
         return total + phrase
