@@ -540,11 +540,17 @@ def best_section(page: Page, terms: list[str], folded: str | None = None) -> tup
     body = page.body
     if folded is None:
         folded = body.casefold()
-    line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(folded))]
-    n_lines = len(line_starts)
+    n_lines = folded.count("\n") + 1
     cuts = sorted({h.span.start_line - page.body_line for h in page.headings} - {0})
     starts = [0, *(c for c in cuts if 0 < c < n_lines)]
-    offsets = [line_starts[start] for start in starts]  # where each section starts in ``folded``
+    offsets = [0]  # where each section starts in ``folded``: after its line's break
+    line = at = 0
+    find = folded.find
+    for start in starts[1:]:
+        while line < start:
+            at = find("\n", at) + 1
+            line += 1
+        offsets.append(at)
     held: list[set[str]] = [set() for _ in starts]
     for term in terms:
         for m in _word_pattern(term).finditer(folded):
@@ -556,9 +562,6 @@ def best_section(page: Page, terms: list[str], folded: str | None = None) -> tup
             continue
         best = (names.get(start, ""), tuple(t for t in terms if t in words))
     return best
-
-
-_LINE_BREAK = re.compile("\n")
 
 
 @lru_cache(maxsize=4096)
