@@ -414,6 +414,12 @@ def top_components(
                 # that starts with the partial term, so it earns neither. (For a page with neither a
                 # meta token nor a prefix, ``medium`` adds little to the bound above: ``other`` next.)
                 continue
+            elif -neg - _PRIOR < bar:
+                # the bound above counts the most link-prior (``later``): with the page's own
+                # (one look at a count), is it still at the bar?
+                prior = link_prior(vault, page)
+                if -neg - _PRIOR + (prior[3] if prior else 0) < bar:
+                    continue
         else:
             bar = -math.inf
         if path in meta:
