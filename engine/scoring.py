@@ -70,7 +70,7 @@ def starts_with_typed(haystack: tuple[str, ...], needle: tuple[str, ...]) -> boo
 
 @lru_cache(maxsize=4096)
 def _phrase_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
-    """``tokens`` as whole words, any non-word run between them (a body holds the phrase iff
+    r"""``tokens`` as whole words, any non-word run between them (a body holds the phrase iff
     its casefolded text has a match). The pattern starts with the first word as a literal and
     checks the character before it with a look-behind after it, so the regular-expression
     engine scans for that literal (a leading look-behind is tried at every position: 10x slower
