@@ -15,7 +15,10 @@ of its own when ``../shared`` is absent), then drives the server over stdio with
 - **ready warm**: the same again with the index the cold run left;
 - latencies (p50/p95) of workspace/symbol, ``[[`` completion, hover on wikilinks, ``wiki/search``,
   an edit visible in workspace/symbol, and the peak RSS of the server's process tree;
-- ``vaultlens search`` on the command line with a warm index (wall time, peak RSS).
+- ``vaultlens search`` on the command line with a warm index (wall time, peak RSS);
+- one more warm session (``benchmarks/styles.py``) timing workspace/symbol, ``[[`` completion and
+  ``wiki/search`` with each query style apart: whole titles (the pruning's best case), half
+  titles and 2-3 letter prefixes (what people type); ``--no-styles`` leaves it out.
 
 With ``--vs CMD`` the other server is driven the same way in the same run (its "ready" is its
 only start), and the table gains its column and the ratio vaultlens / other (below 1 is better
@@ -42,6 +45,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import styles  # noqa: E402 - benchmarks/styles.py, beside this file
 SHARED_BENCH = REPO.parent / "shared" / "bench"
 RACY_SECONDS = 2.5  # the persistent index re-hashes files modified this close to a scan
 
@@ -267,6 +272,37 @@ def table(results: dict, sizes: list[int], other: bool) -> str:
     return "\n".join(lines)
 
 
+def styles_table(results: dict, sizes: list[int], other: bool) -> str:
+    """p50 / p95 per method and query style (``benchmarks/styles.py``), a column per size."""
+    head = ["query style"]
+    for size in sizes:
+        head.append(f"vaultlens {size:,}")
+        if other:
+            head += [f"other {size:,}", "ratio p95"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cell(found: dict | None) -> str:
+        if not found or "p95_ms" not in found:
+            return "—"
+        return f"{found['p50_ms']:.1f} / {found['p95_ms']:.1f} ms"
+
+    for method in styles.METHODS:
+        for style in styles.STYLES:
+            key = f"{method} {style}"
+            label = {"whole": "whole titles", "half": "half titles", "prefix": "2-3 letters"}[style]
+            cells = [f"{'[[ completion' if method == 'completion' else method} p50 / p95, {label}"]
+            for size in sizes:
+                found = results[size].get("styles", {})
+                ours, theirs = found.get("vaultlens", {}).get(key), found.get("other", {}).get(key)
+                cells.append(cell(ours))
+                if other:
+                    cells.append(cell(theirs))
+                    ok = ours and theirs and "p95_ms" in ours and theirs.get("p95_ms")
+                    cells.append(f"{ours['p95_ms'] / theirs['p95_ms']:.2f}" if ok else "—")
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000,10000", help="vault sizes in pages, comma-separated (1000,10000)")
@@ -281,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vs-search", action="store_true", help="time wiki/search on --vs too (another vaultlens)")
     ap.add_argument("--smoke", action="store_true", help="200 pages, few samples: a quick check that it runs")
     ap.add_argument("--json", metavar="FILE", help="also write every figure and raw report to FILE")
+    ap.add_argument("--no-styles", action="store_true", help="skip the session timing each query style apart")
     args = ap.parse_args(argv)
 
     bench_dir = Path(args.bench_dir)
@@ -331,12 +368,24 @@ def main(argv: list[str] | None = None) -> int:
             results[size]["other"] = other
             raw[size]["other"] = theirs
             errors += [f"other: {e}" for e in theirs["errors"]]
+        if not args.no_styles:
+            print(f"[{size:,} pages] query styles …", file=sys.stderr)
+            few = ["--queries", "5"] if args.smoke else []
+            found = styles.measure(bench_dir, server, str(root), args.runs, ["=".join(kv) for kv in sorted(env.items())], few)
+            results[size]["styles"] = {"vaultlens": found["styles"]}
+            errors += [f"styles: {e}" for e in found["errors"]]
+            if args.vs:
+                theirs = styles.measure(bench_dir, args.vs, str(root), args.runs, [], shlex.split(args.vs_args) + few)
+                results[size]["styles"]["other"] = theirs["styles"]  # (its errors: methods it lacks)
         for error in errors:
             print(f"  ! {error}", file=sys.stderr)
     print(f"vaultlens benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
           f"{args.runs} run(s) per figure, server `{server}`" + (f", vs `{args.vs}`" if args.vs else ""))
     print()
     print(table(results, sizes, bool(args.vs)))
+    if not args.no_styles:
+        print()
+        print(styles_table(results, sizes, bool(args.vs)))
     if args.json:
         Path(args.json).write_text(json.dumps({"sizes": sizes, "figures": results, "raw": raw}, indent=1, default=str))
     return 0

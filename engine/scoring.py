@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -69,7 +70,14 @@ def starts_with_typed(haystack: tuple[str, ...], needle: tuple[str, ...]) -> boo
 
 @lru_cache(maxsize=4096)
 def _phrase_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, tokens)) + r"(?![^\W_])")
+    r"""``tokens`` as whole words, any non-word run between them (a body holds the phrase iff
+    its casefolded text has a match). The pattern starts with the first word as a literal and
+    checks the character before it with a look-behind after it, so the regular-expression
+    engine scans for that literal (a leading look-behind is tried at every position: 10x slower
+    on a page body); the same matches as ``(?<![^\W_])w1[\W_]+w2…(?![^\W_])``."""
+    first = re.escape(tokens[0])
+    rest = "".join(r"[\W_]+" + re.escape(t) for t in tokens[1:])
+    return re.compile(first + r"(?<![^\W_]" + first + ")" + rest + r"(?![^\W_])")
 
 
 def _field_has_sequence(field: str, seq: tuple[str, ...], page: Page, f: PageFields) -> bool:
@@ -395,6 +403,7 @@ def page_components(
                     break
 
     body_counts = fields.body_counts
+    folded_body = ""  # the casefolded body, once body-pair or section-term needs it
     norm = 0.0  # BM25's length normalisation of this page's body, once it is needed
     covered: set[str] = set()  # title tokens some term matched (exactly, by stem or folded)
     for tp in plan.terms:
@@ -484,13 +493,16 @@ def page_components(
                     add(("fuzzy-term", term, len(fuzzy_body), FOLDED_MINOR, "body", fuzzy_body[0]))
 
     if len(plan.terms) >= SECTION_MIN_TERMS:
-        section = best_section(page, [tp.term for tp in plan.terms if tp.term in body_counts])
+        held = [tp.term for tp in plan.terms if tp.term in body_counts]
+        if len(held) >= 2:
+            folded_body = page.body.casefold()
+        section = best_section(page, held, folded_body or None)
         if section is not None:  # each term found with the first, under its heading (via)
             heading, together = section
             for term in together[1:]:
                 add(("section-term", term, len(together), POINTS["section-term"], "body", heading))
     if plan.pairs:
-        body = ""
+        body = folded_body
         for pair in plan.pairs:
             if all(t in body_counts for t in pair):
                 body = body or page.body.casefold()
@@ -514,23 +526,49 @@ def page_components(
     return found
 
 
-def best_section(page: Page, terms: list[str]) -> tuple[str, tuple[str, ...]] | None:
+def best_section(page: Page, terms: list[str], folded: str | None = None) -> tuple[str, tuple[str, ...]] | None:
     """The section (a heading and its text up to the next heading; ``""`` for the text before
     the first) holding the most of ``terms``, and those terms in query order: None unless one
-    holds two or more. The first such section on ties."""
+    holds two or more. The first such section on ties.
+
+    Each term is found as a whole word in the casefolded body (``folded``: ``page.body.casefold()``,
+    given when the caller has it) and each match placed in its section by its offset: the
+    sections a token of ``tokenize`` holds, without tokenizing the body (a token never spans a
+    line break, and casefolding never makes or removes one)."""
     if len(terms) < 2:
         return None
-    lines = page.body.split("\n")
+    body = page.body
+    if folded is None:
+        folded = body.casefold()
+    n_lines = folded.count("\n") + 1
     cuts = sorted({h.span.start_line - page.body_line for h in page.headings} - {0})
-    starts = [0, *(c for c in cuts if 0 < c < len(lines))]
+    starts = [0, *(c for c in cuts if 0 < c < n_lines)]
+    offsets = [0]  # where each section starts in ``folded``: after its line's break
+    line = at = 0
+    find = folded.find
+    for start in starts[1:]:
+        while line < start:
+            at = find("\n", at) + 1
+            line += 1
+        offsets.append(at)
+    held: list[set[str]] = [set() for _ in starts]
+    for term in terms:
+        for m in _word_pattern(term).finditer(folded):
+            held[bisect_right(offsets, m.start()) - 1].add(term)
     best: tuple[str, tuple[str, ...]] | None = None
     names = {h.span.start_line - page.body_line: h.text for h in page.headings}
-    for start, end in zip(starts, [*starts[1:], len(lines)]):
-        words = set(tokenize("\n".join(lines[start:end])))
-        together = tuple(t for t in terms if t in words)
-        if len(together) >= 2 and (best is None or len(together) > len(best[1])):
-            best = (names.get(start, ""), together)
+    for start, words in zip(starts, held):
+        if len(words) < 2 or best is not None and len(words) <= len(best[1]):
+            continue
+        best = (names.get(start, ""), tuple(t for t in terms if t in words))
     return best
+
+
+@lru_cache(maxsize=4096)
+def _word_pattern(term: str) -> re.Pattern[str]:
+    """``term`` (a token) as a whole word: a maximal run of letters and digits (``text._TOKEN``)."""
+    word = re.escape(term)
+    return re.compile(word + r"(?<![^\W_]" + word + r")(?![^\W_])")
 
 
 def bm25_norm(length: int, avg: float) -> float:

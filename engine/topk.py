@@ -250,7 +250,8 @@ def top_components(
     # ``limit`` hits, those whose title starts with the text typed first: the bar then stands
     # before the body postings are walked, where a common word such as "to" is in every page.
     typed = query.tokens
-    starting = {path for path in prefixed if starts_typed(fields[path], typed)}  # can earn prefix-phrase
+    # can earn prefix-phrase (none with two or more words typed: see ``base`` below)
+    starting = {path for path in prefixed if starts_typed(fields[path], typed)} if len(typed) == 1 else set()
     if len(best) < limit and prefixed:
         for path in (*sorted(starting), *sorted(prefixed - starting)):
             if len(best) == limit:
@@ -268,7 +269,9 @@ def top_components(
     # prefix-phrase only where the title or an alias starts with the text typed
     bound: dict[str, float] = dict.fromkeys(prefixed, _PREFIX_TERM)
     bound.update(dict.fromkeys(starting, prefix_max))
-    base = prefix_max if prefix_cut else 0
+    # (with two or more words typed, a name that starts with them holds the first as a whole
+    # word: its page is strong, so the others can earn prefix-term at most)
+    base = (prefix_max if len(typed) == 1 else _PREFIX_TERM) if prefix_cut else 0
     meta: set[str] = set()
     in_all_meta: set[str] | None = None  # pages with every term (or a stand-in) in their meta tokens
     # per term: tag-term (or a stand-in's tag points) where a tag holds it or a stand-in,
@@ -396,15 +399,27 @@ def top_components(
     rest.extend((-most, _BY_TITLE, paths) for most, paths in titled.items())  # after the plain group
     rest.sort(key=_bound_order)
     other_bound = bounds.other
+    partial = query.partial
     for neg, _title, path in _expand(rest, pages):
         if len(best) == limit and -neg < best[0][0]:
             break
         page, f = pages[path], fields[path]
         if len(best) == limit:
             bar = best[0][0]
-            # (for a page with neither a meta token nor a prefix, ``medium`` adds little to the above)
-            if (path in meta or path in prefixed or prefix_cut) and medium(page, f) < bar:
+            if path in meta or path in prefixed:
+                if medium(page, f) < bar:
+                    continue
+            elif prefix_cut and -neg - base < bar and f.ascii_names and not _names_start(f, partial):
+                # its bound took the prefix channels for any page (``base``): it has no name token
+                # that starts with the partial term, so it earns neither. (For a page with neither a
+                # meta token nor a prefix, ``medium`` adds little to the bound above: ``other`` next.)
                 continue
+            elif -neg - _PRIOR < bar:
+                # the bound above counts the most link-prior (``later``): with the page's own
+                # (one look at a count), is it still at the bar?
+                prior = link_prior(vault, page)
+                if -neg - _PRIOR + (prior[3] if prior else 0) < bar:
+                    continue
         else:
             bar = -math.inf
         if path in meta:
@@ -546,9 +561,13 @@ class Bounds:
         count_of = f.body_counts.count
         total = 0.0
         norm = 0.0
+        held = 0  # terms the body holds
+        pairs = self.pairs
+        seen: dict[str, int] = {}  # each word looked up once (body-pair asks again)
         for tp, _others, stand_in, _names in self.terms:
             count = count_of(tp.term)
             if count:
+                held += 1
                 if not norm:
                     norm = bm25_norm(f.lengths[4], self.plan.avg_body)
                 total += _BODY_TERM * min(count, _BODY_CAP) + fixed(
@@ -556,13 +575,22 @@ class Bounds:
                 )
             else:
                 total += stand_in
-        counts = f.body_counts
-        if self.pairs:
-            total += _PAIR * sum(all(t in counts for t in pair) for pair in self.pairs)
-        if self.sections:
-            held = sum(tp.term in counts for tp, _others, _stand_in, _names in self.terms)
-            if held >= 2:
-                total += _SECTION * (held - 1)
+            if pairs:
+                seen[tp.term] = count
+        if pairs:
+            both = 0
+            for pair in pairs:
+                for word in pair:
+                    count = seen.get(word)
+                    if count is None:
+                        count = seen[word] = count_of(word)
+                    if not count:
+                        break
+                else:
+                    both += 1
+            total += _PAIR * both
+        if self.sections and held >= 2:
+            total += _SECTION * (held - 1)
         return total
 
     def strong(self, page: Page, f: PageFields) -> float:
@@ -593,8 +621,8 @@ class Bounds:
         path = page.path
         near = self.context if path in self.near else 0
         total = quick - self.prior_most - near + self._prior_and_context(page) - tiered + self._body(f)
-        if self.partial and (self.prefix_cut or path in self.prefixed):
-            total += self._prefix_term(f) - _PREFIX_TERM
+        if self.partial and (self.prefix_cut or path in self.prefixed) and self.partial not in f.title_set:
+            total += self._prefix_term(f) - _PREFIX_TERM  # (``medium`` gave none when the title holds it)
         return total
 
     def _prefix_term(self, f: PageFields) -> float:
@@ -703,7 +731,8 @@ class Bounds:
         if title_set and title_set <= self.words:
             total += _COVER
         if self.partial and (self.prefix_cut or path in self.prefixed):
-            total += _PREFIX_TERM
+            if self.partial not in title_set:  # else no prefix-term ("the" typed, "The …" titles)
+                total += _PREFIX_TERM
             if phrase < _PREFIX_PHRASE and starts_typed(f, self.typed):
                 phrase = _PREFIX_PHRASE
         return total + phrase
@@ -812,6 +841,12 @@ def _name_points(term: str, others: frozenset[str] | None, names: tuple[float, f
     if not in_title and not in_alias and term in f.path_tokens:
         total += _PATH_TERM
     return total
+
+
+def _names_start(f: PageFields, partial: str) -> bool:
+    """Whether a title or alias token of the page starts with ``partial`` (or is it): else the
+    page earns neither prefix-term nor prefix-phrase."""
+    return any(t.startswith(partial) for t in f.title_set) or any(t.startswith(partial) for t in f.alias_set)
 
 
 def _holders(index: Mapping[str, Iterable[str]], words: Iterable[str]) -> set[str]:

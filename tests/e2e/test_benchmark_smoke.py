@@ -33,4 +33,10 @@ def test_the_benchmark_smoke_run_completes(tmp_path):
                 "edit_p50", "peak_rss_mb", "cli_ms"):
         assert figures[key] is not None, key
     assert "  ! " not in done.stderr, done.stderr  # no harness errors
+    # each query style reported apart (whole titles, half titles, 2-3 letters), for each request
+    styles = json.loads(out.read_text())["figures"]["200"]["styles"]["vaultlens"]
+    for method in ("workspace/symbol", "completion", "wiki/search"):
+        for style in ("whole", "half", "prefix"):
+            assert styles[f"{method} {style}"]["p95_ms"] is not None, (method, style)
+    assert "| wiki/search p50 / p95, 2-3 letters |" in done.stdout
     assert not list((tmp_path / "work" / "vault200").glob(".vaultlens"))  # the index went to --work
