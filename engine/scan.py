@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cache import RACY_NS, CacheError, CacheFile, CacheOptions, CacheWriter, cache_paths, content_hash, open_cache
-from .compact import MARSHAL_VERSION, Unpacked, decode_fields, decode_page, encode_fields, encode_page, piped_links
+from .compact import (
+    MARSHAL_VERSION, Unpacked, decode_fields, decode_page, encode_fields, encode_page, interned_fields, piped_links,
+)
 from .fields import PageFields, page_fields
 from .model import Page, Problem
 from .page import parse_page
@@ -278,9 +280,9 @@ def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, 
             if size != len(data):  # changed since it was listed: keep it, but not as this stat
                 size, mtime_ns, ctime_ns, inode = len(data), -1, -1, -1
             key = (rel, size, mtime_ns, ctime_ns, inode, content_hash(data))
-        fields_record = encode_fields(page_fields(page))
-        records.append((encode_page(page), fields_record))
-        pairs.append((page, decode_fields(fields_record)))  # interned tokens for the part's keys
+        interned: list[Any] = []
+        records.append((encode_page(page), encode_fields(page_fields(page), interned)))
+        pairs.append((page, interned_fields(interned)))  # interned tokens for the part's keys
         manifest.append(key)
     return marshal.dumps(records, MARSHAL_VERSION), index_part(pairs), tuple(manifest)
 
