@@ -58,7 +58,14 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
         are dropped; reads unpack a key again once)."""
         tuples = self.settled()
         code = _code(len(table))
-        same = self._table is table or (self._code == code and self._table == table[: len(self._table)])
+        # positions in a table this one extends are positions in this one too
+        # (an index never packed holds no positions at all)
+        same = not self._table or self._table is table or (
+            self._code == code and self._table == table[: len(self._table)]
+        )
+        old = PathIndex.from_packed({}, self._table) if not same else self
+        if adopt and same:
+            self._table, self._code = table, code
         get = position.__getitem__
         out: dict[str, bytes] = {}
         for key, paths in tuples.items():
@@ -66,12 +73,14 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
                 if same:
                     out[key] = paths
                     continue
-                paths = self._unpacked(paths)
+                paths = old._unpacked(paths)
             ids = array(code, map(get, paths))
             if _SWAP:
                 ids.byteswap()
-            out[key] = ids.tobytes()
-        if adopt:
+            blob = out[key] = ids.tobytes()
+            if adopt and same:  # one key at a time: its tuple is freed as its bytes are made
+                tuples[key] = blob
+        if adopt and not same:
             self._table, self._code = table, code
             tuples.update(out)
         return out
