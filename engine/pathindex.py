@@ -51,11 +51,11 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
         index._code = _code(len(table))
         return index
 
-    def packed(self, table: tuple[str, ...], position: dict[str, int], *, adopt: bool = False) -> dict[str, bytes]:
-        """Every key's paths as ``bytes`` of positions in ``table`` (``position``: path ->
-        position; it must hold every path filed here). Keys still packed against the same
-        table are not touched. With ``adopt`` this index keeps the packed form too (its tuples
-        are dropped; reads unpack a key again once)."""
+    def packed(self, table: tuple[str, ...], position: dict[str, bytes], *, adopt: bool = False) -> dict[str, bytes]:
+        """Every key's paths as ``bytes`` of positions in ``table`` (``position``: path -> its
+        position as bytes, ``positions(table)``; it must hold every path filed here). Keys
+        still packed against the same table are not touched. With ``adopt`` this index keeps
+        the packed form too (its tuples are dropped; reads unpack a key again once)."""
         tuples = self.settled()
         code = _code(len(table))
         # positions in a table this one extends are positions in this one too
@@ -66,7 +66,7 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
         old = PathIndex.from_packed({}, self._table) if not same else self
         if adopt and same:
             self._table, self._code = table, code
-        get = position.__getitem__
+        get, join = position.__getitem__, b"".join
         out: dict[str, bytes] = {}
         for key, paths in tuples.items():
             if type(paths) is bytes:
@@ -74,10 +74,7 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
                     out[key] = paths
                     continue
                 paths = old._unpacked(paths)
-            ids = array(code, map(get, paths))
-            if _SWAP:
-                ids.byteswap()
-            blob = out[key] = ids.tobytes()
+            blob = out[key] = join(map(get, paths))  # (a join of ready bytes: quicker than an array of ints)
             if adopt and same:  # one key at a time: its tuple is freed as its bytes are made
                 tuples[key] = blob
         if adopt and not same:
@@ -227,6 +224,12 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
 
 _SIZE = {"H": 2, "I": 4}
 _SWAP = sys.byteorder != "little"  # packed positions are stored little-endian
+
+
+def positions(table: tuple[str, ...]) -> dict[str, bytes]:
+    """Each path of ``table`` -> its position there as packed bytes (``PathIndex.packed``)."""
+    width = _SIZE[_code(len(table))]
+    return {path: i.to_bytes(width, "little") for i, path in enumerate(table)}
 
 
 def _code(n_paths: int) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .fields import PageFields
 from .model import Page
-from .pathindex import PathIndex, move_keys, piece
+from .pathindex import PathIndex, move_keys, piece, positions
 from .text import stem
 
 PREFIX_TOKENS = 500  # name tokens a partial term expands to, at most
@@ -123,11 +123,11 @@ class SearchIndex:
         (so keys that did not change are written as they were read), and kept so in memory.
         """
         table = self.path_table
-        position = {path: i for i, path in enumerate(table)}
-        new = sorted(path for path in paths if path not in position)
+        known = set(table)
+        new = sorted(path for path in paths if path not in known)
         if new:
-            position.update((path, i) for i, path in enumerate(new, len(table)))
             table = self.path_table = (*table, *new)
+        position = positions(table)
         yield {"path_table": ("value", table)}
         for name in self.LISTS:
             try:

@@ -27,6 +27,7 @@ from vaultlens.engine.compact import CompactPage, Unpacked, decode_fields, decod
 from vaultlens.engine.fields import page_fields
 from vaultlens.engine.model import Page
 from vaultlens.engine.scan import list_pages, load_pages, load_vault, open_vault
+from vaultlens.engine.pathindex import positions
 from vaultlens.engine.vault import PathIndex
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,7 +121,7 @@ def test_a_path_index_reads_what_was_filed_whatever_the_order_of_reads_and_write
             assert sorted(settled) == sorted(model)
         else:  # packed against a table that grows (as a snapshot's does), kept packed, read back
             table = (*table, *sorted({p for held in model.values() for p in held} - set(table)))
-            packed = index.packed(table, {p: i for i, p in enumerate(table)}, adopt=key in "ab")
+            packed = index.packed(table, positions(table), adopt=key in "ab")
             again = PathIndex.from_packed(packed, table)
             assert {k: sorted(v) for k, v in again.items()} == {k: sorted(v) for k, v in model.items()}
         assert {k: sorted(v) for k, v in index.items()} == {k: sorted(v) for k, v in sorted(model.items())}
