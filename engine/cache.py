@@ -215,7 +215,9 @@ class CacheFile:
         self.chunks: list[Chunk] = [Chunk(*c) for c in header["chunks"]]
         # the index snapshot, in pieces (marshalled one at a time: ``Vault.snapshot_pieces``)
         pieces = header.get("snapshot")
-        self.snapshot: list[Chunk] | None = [Chunk(*piece, ()) for piece in pieces] if pieces else None
+        self.snapshot: list[Chunk] | None = [Chunk(*piece[:3], ()) for piece in pieces] if pieces else None
+        # what each piece holds (its entries' names), so a piece can be read before it is unmarshalled
+        self.snapshot_names: list[tuple[str, ...]] = [tuple(piece[3]) for piece in pieces] if pieces else []
 
     @classmethod
     def open(cls, path: str) -> CacheFile:
@@ -299,7 +301,7 @@ class CacheWriter:
             raise
         self._offset = len(MAGIC)
         self._chunks: list[tuple[int, int, int, tuple[Any, ...]]] = []
-        self._snapshot: list[tuple[int, int, int]] = []
+        self._snapshot: list[tuple[int, int, bytes, tuple[str, ...]]] = []
 
     @classmethod
     def create(cls, candidates: list[str]) -> CacheWriter | None:
@@ -335,10 +337,11 @@ class CacheWriter:
             self._chunks.append((self._offset, len(blob), _tag(self._key, blob), manifest))
             self._offset += len(blob)
 
-    def add_snapshot(self, blob: bytes) -> None:
-        """Append a piece of the index snapshot (together, over every page of every chunk)."""
+    def add_snapshot(self, blob: bytes, names: tuple[str, ...] = ()) -> None:
+        """Append a piece of the index snapshot (together, over every page of every chunk);
+        ``names``: the entries it holds."""
         if self._write(blob):
-            self._snapshot.append((self._offset, len(blob), _tag(self._key, blob)))
+            self._snapshot.append((self._offset, len(blob), _tag(self._key, blob), names))
             self._offset += len(blob)
 
     def commit(self, *, label_first: bool, scan_ns: int, detected: bool = True) -> str | None:

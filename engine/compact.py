@@ -30,7 +30,7 @@ from . import __version__
 from .fields import BodyCounts, PageFields
 from .model import Heading, Link, Page, Problem, Span, Tag, fast_constructor
 
-RECORD_VERSION = 4  # bump when the layout below changes
+RECORD_VERSION = 5  # bump when the layout below changes
 MARSHAL_VERSION = 4
 
 _HEAVY = ("links", "edges", "headings", "blocks", "inline_tags", "problems", "meta")
@@ -282,7 +282,7 @@ def _interned(value: Any) -> Any:
     kind = type(value)
     if kind is str:
         return intern(value)
-    if kind is BodyCounts:
+    if kind is BodyCounts or kind is PackedBodyCounts:
         return (tuple(map(intern, value.tokens)), value.counts)
     if kind is tuple or kind is frozenset:
         try:
@@ -297,9 +297,11 @@ def _interned(value: Any) -> Any:
     return value
 
 
-def encode_fields(fields: PageFields) -> tuple[Any, ...]:
+def encode_fields(fields: PageFields, interned: list[Any] | None = None) -> tuple[Any, ...]:
     """A page's fields as a record, every token interned; values that were one object (a file
-    named after its title shares the title's tokens) stay one."""
+    named after its title shares the title's tokens) stay one. The body's counts travel as one
+    ``bytes`` blob (``PackedBodyCounts``). With ``interned``, the interned values (the body's
+    as ``(tokens, counts)``) are appended to it, in field order."""
     done: dict[int, Any] = {}
     out = []
     for name in _PAGE_FIELDS:
@@ -308,7 +310,54 @@ def encode_fields(fields: PageFields) -> tuple[Any, ...]:
         if found is None:
             found = done[id(value)] = _interned(value)
         out.append(found)
+    if interned is not None:
+        interned.extend(out)
+    out[_BODY] = marshal.dumps(out[_BODY], MARSHAL_VERSION)
     return tuple(out)
+
+
+def interned_fields(values: list[Any]) -> PageFields:
+    """The fields of the interned values ``encode_fields`` appended (body counts unpacked)."""
+    values = list(values)
+    tokens, counts = values[_BODY]
+    body = _new(BodyCounts)
+    _set_tokens(body, tokens)
+    _set_counts(body, counts)
+    values[_BODY] = body
+    return _make_fields(*values)
+
+
+class PackedBodyCounts(BodyCounts):
+    """``BodyCounts`` read from a record, its tokens and counts unpacked on first use.
+
+    A page's distinct body tokens are most of what a stored vault holds (~2 million at 10,000
+    pages): unmarshalling them all was two thirds of a warm start. They stay one ``bytes``
+    blob (about the size of the tuple it becomes) until something reads them (scoring a
+    candidate, an edit), then become the interned tokens once and for good. Reading
+    ``tokens`` or ``counts`` of a packed one goes through ``__getattr__`` (an unset slot), so a
+    page's counts once unpacked cost what a plain ``BodyCounts``'s do.
+    """
+
+    __slots__ = ("_blob",)
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "tokens" and name != "counts":
+            raise AttributeError(name)
+        try:
+            blob = _get_blob(self)
+        except AttributeError:  # unpacked meanwhile by another thread
+            return _get_tokens(self) if name == "tokens" else _get_counts(self)
+        tokens, counts = marshal.loads(blob)
+        _set_tokens(self, tokens)
+        _set_counts(self, counts)
+        try:
+            _del_blob(self)
+        except AttributeError:
+            pass
+        return tokens if name == "tokens" else counts
+
+    def __reduce__(self):  # a plain BodyCounts: the packed form is an in-memory detail
+        return (BodyCounts, (self.tokens, self.counts))
 
 
 # The fields whose values repeat from page to page: most pages have no aliases, and tag sets
@@ -325,9 +374,8 @@ def decode_fields(record: tuple[Any, ...], shared: dict[Any, Any] | None = None)
         for i in _SHARED_FIELDS:
             v = values[i]
             values[i] = shared.setdefault(v, v)
-    counts = _new(BodyCounts)
-    _set_tokens(counts, values[_BODY][0])
-    _set_counts(counts, values[_BODY][1])
+    counts = _new(PackedBodyCounts)
+    _set_blob(counts, values[_BODY])
     values[_BODY] = counts
     # PageFields is frozen: its __init__ sets each slot through object.__setattr__, which
     # costs more than the rest of decoding. A record of another length is a TypeError.
@@ -338,3 +386,8 @@ _make_fields = fast_constructor(PageFields)
 _BODY = _PAGE_FIELDS.index("body_counts")
 _set_tokens = BodyCounts.__dict__["tokens"].__set__
 _set_counts = BodyCounts.__dict__["counts"].__set__
+_get_tokens = BodyCounts.__dict__["tokens"].__get__
+_get_counts = BodyCounts.__dict__["counts"].__get__
+_set_blob = PackedBodyCounts.__dict__["_blob"].__set__
+_get_blob = PackedBodyCounts.__dict__["_blob"].__get__
+_del_blob = PackedBodyCounts.__dict__["_blob"].__delete__

@@ -8,6 +8,7 @@ renamed; ``linkers`` finds the pages whose links could point at a page by name.
 
 from __future__ import annotations
 
+import marshal
 import posixpath
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -66,6 +67,7 @@ def _by_len_then_path(path: str) -> tuple[int, str]:
 
 
 _LINKS = "(links)"  # the snapshot entry of the resolved links
+STORED_LINKS = _LINKS  # a loader may hand it over still marshalled (``bytes`` of its piece)
 
 
 RESOLVE_MEMO_MAX = 100_000  # resolve_memoised answers kept (about 0.3 KB each), the oldest dropped first
@@ -260,7 +262,10 @@ class LinkIndex:
     def _resolved(self) -> dict[str, tuple[Resolution, ...]]:
         if self._links is None and self._stored is not None:
             stored, self._stored = self._stored, None
-            self._restore_links(stored)
+            if type(stored) is bytes:  # its piece as stored (checked, not yet unmarshalled)
+                stored = piece(marshal.loads(stored), _LINKS, "links")
+            if stored is not None:
+                self._restore_links(stored)
         if self._links is None:
             self._links = {}
             self._targets = {}

@@ -7,6 +7,8 @@ memory of a set per key at 10,000 pages.
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
@@ -27,13 +29,71 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
     read to the next write. The order of a tuple carries no meaning.
     """
 
-    __slots__ = ("_tuples", "_plus", "_minus", "_folded")
+    __slots__ = ("_tuples", "_plus", "_minus", "_folded", "_table", "_code")
 
     def __init__(self, tuples: dict[str, tuple[str, ...]] | None = None) -> None:
-        self._tuples: dict[str, tuple[str, ...]] = tuples if tuples is not None else {}
+        self._tuples: dict[str, Any] = tuples if tuples is not None else {}
         self._plus: dict[str, set[str]] = {}  # paths filed since the key's tuple was made
         self._minus: dict[str, set[str]] = {}  # paths of the key's tuple no longer filed
         self._folded: dict[str, tuple[str, ...]] = {}  # the memo of reads (see above)
+        # Packed keys (``packed``/``from_packed``): a key's tuple may instead be ``bytes`` of
+        # positions in ``_table`` (array typecode ``_code``), made a tuple on its first read.
+        self._table: tuple[str, ...] = ()
+        self._code = "I"
+
+    @classmethod
+    def from_packed(cls, packed: dict[str, bytes], table: tuple[str, ...]) -> PathIndex:
+        """An index of what ``packed(table)`` wrote: each key's paths stay positions in
+        ``table`` (2 or 4 bytes a path instead of 8, and one ``bytes`` to unmarshal instead of
+        a tuple to build) until the key is first read."""
+        index = cls(packed)  # type: ignore[arg-type]
+        index._table = table
+        index._code = _code(len(table))
+        return index
+
+    def packed(self, table: tuple[str, ...], position: dict[str, bytes], *, adopt: bool = False) -> dict[str, bytes]:
+        """Every key's paths as ``bytes`` of positions in ``table`` (``position``: path -> its
+        position as bytes, ``positions(table)``; it must hold every path filed here). Keys
+        still packed against the same table are not touched. With ``adopt`` this index keeps
+        the packed form too (its tuples are dropped; reads unpack a key again once)."""
+        tuples = self.settled()
+        code = _code(len(table))
+        # positions in a table this one extends are positions in this one too
+        # (an index never packed holds no positions at all)
+        same = not self._table or self._table is table or (
+            self._code == code and self._table == table[: len(self._table)]
+        )
+        old = PathIndex.from_packed({}, self._table) if not same else self
+        if adopt and same:
+            self._table, self._code = table, code
+        get, join = position.__getitem__, b"".join
+        out: dict[str, bytes] = {}
+        for key, paths in tuples.items():
+            if type(paths) is bytes:
+                if same:
+                    out[key] = paths
+                    continue
+                paths = old._unpacked(paths)
+            blob = out[key] = join(map(get, paths))  # (a join of ready bytes: quicker than an array of ints)
+            if adopt and same:  # one key at a time: its tuple is freed as its bytes are made
+                tuples[key] = blob
+        if adopt and not same:
+            self._table, self._code = table, code
+            tuples.update(out)
+        return out
+
+    def _unpacked(self, blob: bytes) -> tuple[str, ...]:
+        ids = array(self._code, blob)
+        if _SWAP:
+            ids.byteswap()
+        return tuple(map(self._table.__getitem__, ids))
+
+    def _tuple(self, key: str) -> tuple[str, ...]:
+        """``_tuples[key]`` as a tuple (unpacked and kept, when packed); () when absent."""
+        found = self._tuples.get(key, ())
+        if type(found) is bytes:
+            found = self._tuples[key] = self._unpacked(found)
+        return found
 
     @classmethod
     def from_lists(cls, lists: dict[str, list[str]]) -> PathIndex:
@@ -99,7 +159,7 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
     # --- reading -------------------------------------------------------------------------
 
     def _fold(self, key: str) -> tuple[str, ...]:
-        paths = self._tuples.get(key, ())
+        paths = self._tuple(key)
         minus = self._minus.get(key)
         plus = self._plus.get(key)
         if minus:
@@ -110,7 +170,8 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
 
     def count(self, key: str) -> int:
         """How many paths are filed under ``key`` (O(1))."""
-        n = len(self._tuples.get(key, ()))
+        found = self._tuples.get(key, ())
+        n = len(found) if type(found) is not bytes else len(found) // _SIZE[self._code]
         if key in self._minus:
             n -= len(self._minus[key])
         if key in self._plus:
@@ -124,7 +185,10 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
             if found is None:
                 found = self._folded[key] = self._fold(key)
             return found or default
-        return self._tuples.get(key, default)
+        found = self._tuples.get(key, default)
+        if type(found) is bytes:
+            found = self._tuples[key] = self._unpacked(found)
+        return found
 
     def __getitem__(self, key: str) -> tuple[str, ...]:
         found = self.get(key)
@@ -156,6 +220,20 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
 
     def __repr__(self) -> str:
         return f"PathIndex({dict(self.items())!r})"
+
+
+_SIZE = {"H": 2, "I": 4}
+_SWAP = sys.byteorder != "little"  # packed positions are stored little-endian
+
+
+def positions(table: tuple[str, ...]) -> dict[str, bytes]:
+    """Each path of ``table`` -> its position there as packed bytes (``PathIndex.packed``)."""
+    width = _SIZE[_code(len(table))]
+    return {path: i.to_bytes(width, "little") for i, path in enumerate(table)}
+
+
+def _code(n_paths: int) -> str:
+    return "H" if n_paths <= 0xFFFF else "I"
 
 
 def move_keys(index: PathIndex, path: str, before: AbstractSet[str], after: AbstractSet[str]) -> bool:

@@ -8,12 +8,12 @@ and scoring read its containers through the vault's attributes of the same names
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from .fields import PageFields
 from .model import Page
-from .pathindex import PathIndex, move_keys, piece
+from .pathindex import PathIndex, move_keys, piece, positions
 from .text import stem
 
 PREFIX_TOKENS = 500  # name tokens a partial term expands to, at most
@@ -51,6 +51,7 @@ class SearchIndex:
         self.body_thrice = PathIndex()
         self.sorted_name_tokens: list[str] = []
         self.field_lengths = [0, 0, 0, 0, 0]
+        self.path_table: tuple[str, ...] = ()  # what packed postings count positions in (a snapshot's)
 
     # --- in bulk ---------------------------------------------------------------------------
 
@@ -112,12 +113,28 @@ class SearchIndex:
 
     # --- snapshots -------------------------------------------------------------------------
 
-    SNAPSHOT = (*LISTS, "stem_tokens", "sorted_name_tokens", "field_lengths")
+    SNAPSHOT = (*LISTS, "stem_tokens", "sorted_name_tokens", "field_lengths", "path_table")
 
-    def snapshot_pieces(self) -> Iterator[dict[str, Any]]:
-        """Its indexes, one piece at a time, as plain data (``from_snapshot``)."""
+    def snapshot_pieces(self, paths: Iterable[str] = ()) -> Iterator[dict[str, Any]]:
+        """Its indexes, one piece at a time, as plain data (``from_snapshot``).
+
+        The postings are stored packed (``PathIndex.packed``): positions in ``path_table``,
+        the paths of the snapshot this index was read from followed by ``paths`` it lacks
+        (so keys that did not change are written as they were read), and kept so in memory.
+        """
+        table = self.path_table
+        known = set(table)
+        new = sorted(path for path in paths if path not in known)
+        if new:
+            table = self.path_table = (*table, *new)
+        position = positions(table)
+        yield {"path_table": ("value", table)}
         for name in self.LISTS:
-            yield {name: ("paths", getattr(self, name).settled())}
+            try:
+                packed = getattr(self, name).packed(table, position, adopt=True)
+            except KeyError as exc:  # a path in no table: never, but never a broken file either
+                raise ValueError(f"{name}: path {exc} not in the path table") from None
+            yield {name: ("ids", packed)}
         for name in ("stem_tokens", "sorted_name_tokens", "field_lengths"):
             yield {name: ("value", getattr(self, name))}
 
@@ -125,8 +142,11 @@ class SearchIndex:
     def from_snapshot(cls, snapshot: dict[str, Any]) -> SearchIndex:
         """The index a ``snapshot_pieces`` wrote (every piece merged into one dict)."""
         index = cls()
+        table = index.path_table = piece(snapshot, "path_table", "value")
+        if not isinstance(table, tuple):
+            raise ValueError("index snapshot with a path table of another kind")
         for name in cls.LISTS:
-            setattr(index, name, PathIndex(piece(snapshot, name, "paths")))
+            setattr(index, name, PathIndex.from_packed(piece(snapshot, name, "ids"), table))
         index.stem_tokens = piece(snapshot, "stem_tokens", "value")
         index.sorted_name_tokens = piece(snapshot, "sorted_name_tokens", "value")
         index.field_lengths = piece(snapshot, "field_lengths", "value")
@@ -183,7 +203,7 @@ class SearchIndex:
 
     def indexes(self) -> dict[str, Any]:
         """Every index it keeps, by name (for tests comparing two builds)."""
-        return {name: getattr(self, name) for name in self.SNAPSHOT}
+        return {name: getattr(self, name) for name in self.SNAPSHOT if name != "path_table"}
 
     def name_tokens_with_prefix(self, prefix: str, limit: int = PREFIX_TOKENS) -> list[str]:
         """Title and alias tokens that start with ``prefix`` (sorted; at most ``limit``)."""

@@ -30,8 +30,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cache import RACY_NS, CacheError, CacheFile, CacheOptions, CacheWriter, cache_paths, content_hash, open_cache
-from .compact import MARSHAL_VERSION, Unpacked, decode_fields, decode_page, encode_fields, encode_page, piped_links
+from .compact import (
+    MARSHAL_VERSION, Unpacked, decode_fields, decode_page, encode_fields, encode_page, interned_fields, piped_links,
+)
 from .fields import PageFields, page_fields
+from .links import STORED_LINKS
 from .model import Page, Problem
 from .page import parse_page
 from .vault import Vault, index_part
@@ -278,9 +281,9 @@ def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, 
             if size != len(data):  # changed since it was listed: keep it, but not as this stat
                 size, mtime_ns, ctime_ns, inode = len(data), -1, -1, -1
             key = (rel, size, mtime_ns, ctime_ns, inode, content_hash(data))
-        fields_record = encode_fields(page_fields(page))
-        records.append((encode_page(page), fields_record))
-        pairs.append((page, decode_fields(fields_record)))  # interned tokens for the part's keys
+        interned: list[Any] = []
+        records.append((encode_page(page), encode_fields(page_fields(page), interned)))
+        pairs.append((page, interned_fields(interned)))  # interned tokens for the part's keys
         manifest.append(key)
     return marshal.dumps(records, MARSHAL_VERSION), index_part(pairs), tuple(manifest)
 
@@ -597,8 +600,12 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
         # updates for what changed (each costs that page only).
         try:
             snapshot: dict[str, Any] = {}
-            for piece in stored.snapshot:
-                snapshot.update(marshal.loads(stored.read(piece)))
+            for piece, names in zip(stored.snapshot, stored.snapshot_names or [()] * len(stored.snapshot)):
+                blob = stored.read(piece)  # checked against its tag
+                if names == (STORED_LINKS,):  # where every link resolves: unmarshalled on first need
+                    snapshot[STORED_LINKS] = ("links", blob)
+                else:
+                    snapshot.update(marshal.loads(blob))
             pairs_all: Pairs = []
             for chunk, keep, manifest in plans:
                 blob = stored.read(chunk)
@@ -674,7 +681,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
         try:
             # piece by piece: one index's marshalled bytes at a time, not all of them at once
             for piece in vault.snapshot_pieces():
-                writer.add_snapshot(marshal.dumps(piece, MARSHAL_VERSION))
+                writer.add_snapshot(marshal.dumps(piece, MARSHAL_VERSION), tuple(piece))
         except ValueError as exc:  # an index marshal cannot write: store the pages only
             log.info("vaultlens index snapshot not stored: %s", exc)
         release_free_memory()  # and what the pieces left

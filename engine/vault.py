@@ -238,7 +238,7 @@ class Vault:
         """``snapshot`` one index at a time, each part writing its own (the resolved links
         last): written piece by piece, the plain data of only one is made and marshalled at once."""
         yield from self.page_store.snapshot_pieces()
-        yield from self.search_index.snapshot_pieces()
+        yield from self.search_index.snapshot_pieces(self.pages)
         yield from self.link_index.snapshot_pieces(links=links)
 
     @classmethod

@@ -6,10 +6,11 @@ import marshal
 import pickle
 from collections import Counter
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultlens.engine.compact import decode_fields, encode_fields
+from vaultlens.engine.compact import PackedBodyCounts, decode_fields, encode_fields
 from vaultlens.engine.fields import BodyCounts, page_fields
 from vaultlens.engine.page import parse_page
 
@@ -38,3 +39,18 @@ def test_a_page_s_body_counts_survive_its_record():
     fields = page_fields(page)
     assert fields.body_counts["word"] == 260 and fields.body_counts["río"] == 1
     assert decode_fields(marshal.loads(marshal.dumps(encode_fields(fields)))) == fields
+
+
+@given(tokens)
+def test_packed_body_counts_unpack_on_first_read_and_answer_the_same(words):
+    page = parse_page("n.md", "# T\n\n" + " ".join(words) + "\n")
+    fields = page_fields(page)
+    decoded = decode_fields(marshal.loads(marshal.dumps(encode_fields(fields))))
+    counts = decoded.body_counts
+    assert isinstance(counts, PackedBodyCounts) and isinstance(counts, BodyCounts)
+    with pytest.raises(AttributeError):
+        counts.no_such_field  # noqa: B018 - only tokens and counts unpack
+    assert counts.count("a") == fields.body_counts.count("a") and counts == fields.body_counts
+    assert counts.tokens == fields.body_counts.tokens and counts.counts == fields.body_counts.counts
+    again = pickle.loads(pickle.dumps(counts))
+    assert type(again) is BodyCounts and again == fields.body_counts

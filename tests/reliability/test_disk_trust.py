@@ -123,9 +123,9 @@ def forge(index_file: Path, old: bytes, new: bytes) -> None:
         chunks.append((len(out), len(blob), sign(blob, check), manifest))
         out += blob
     pieces = []
-    for off, ln, check in header["snapshot"] or ():
+    for off, ln, check, *names in header["snapshot"] or ():  # (names: what the piece holds)
         blob = data[off:off + ln].replace(old, new)
-        pieces.append((len(out), len(blob), sign(blob, check)))
+        pieces.append((len(out), len(blob), sign(blob, check), *names))
         out += blob
     header = dict(header, chunks=chunks, snapshot=pieces or None)
     raw = marshal.dumps(header)
