@@ -251,14 +251,19 @@ def fmt(value: float | None, key: str) -> str:
     return f"{value:.1f} ms"
 
 
-def table(results: dict, sizes: list[int], other: bool) -> str:
-    """The figures as a Markdown table: a column per size (and per server with --vs)."""
-    head = ["figure"]
+def _head(first: str, sizes: list[int], other: bool, ratio: str) -> list[str]:
+    """A Markdown table's header rows: ``first``, then a column per size (and per server with --vs)."""
+    head = [first]
     for size in sizes:
         head.append(f"vaultlens {size:,}")
         if other:
-            head += [f"other {size:,}", "ratio"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            head += [f"other {size:,}", ratio]
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+
+def table(results: dict, sizes: list[int], other: bool) -> str:
+    """The figures as a Markdown table: a column per size (and per server with --vs)."""
+    lines = _head("figure", sizes, other, "ratio")
     for label, key in ROWS:
         cells = [label]
         for size in sizes:
@@ -274,12 +279,7 @@ def table(results: dict, sizes: list[int], other: bool) -> str:
 
 def styles_table(results: dict, sizes: list[int], other: bool) -> str:
     """p50 / p95 per method and query style (``benchmarks/styles.py``), a column per size."""
-    head = ["query style"]
-    for size in sizes:
-        head.append(f"vaultlens {size:,}")
-        if other:
-            head += [f"other {size:,}", "ratio p95"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = _head("query style", sizes, other, "ratio p95")
 
     def cell(found: dict | None) -> str:
         if not found or "p95_ms" not in found:

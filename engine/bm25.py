@@ -40,17 +40,10 @@ def _field_tf(fields: PageFields, variants: tuple[str, ...]) -> tuple[int, int, 
     return title, alias, heading, tag, body
 
 
-def bm25f_rank(vault: Vault, query: Query, limit: int, plan: Plan | None = None) -> list[str]:
-    """The top ``limit`` pages by BM25F for the query (filters applied), best first.
-
-    Ties go by title (casefolded), then path, as everywhere in the ranking.
-    """
-    if plan is None:
-        plan = make_plan(vault, query)
+def _weighted_terms(vault: Vault, plan: Plan) -> list[tuple[tuple[str, ...], float]]:
+    """Each planned term's variants (itself, stems, folded, typo fixes) with the BM25 idf of the
+    pages holding any of them; terms no page holds are left out."""
     n_pages = len(vault.pages)
-    if not n_pages or not plan.terms:
-        return []
-    averages = tuple(max(total / n_pages, 1.0) for total in vault.field_lengths)
     terms = []
     for tp in plan.terms:
         variants = (tp.term, *tp.stems, *tp.folded, *tp.fuzzy)
@@ -59,22 +52,43 @@ def bm25f_rank(vault: Vault, query: Query, limit: int, plan: Plan | None = None)
             holders.update(vault.postings.get(v, ()))
         if holders:
             terms.append((variants, bm25_idf(n_pages, len(holders))))
+    return terms
+
+
+def _score(vault: Vault, path: str, terms: list[tuple[tuple[str, ...], float]], averages: tuple[float, ...]) -> float:
+    """Page ``path``'s BM25F score for ``terms`` (field lengths normalised by ``averages``)."""
+    fields = vault.fields[path]
+    norms = [w / (1.0 - b + b * length / avg) for w, b, length, avg in zip(_W, _B, fields.lengths, averages)]
+    score = 0.0
+    for variants, idf in terms:
+        tf = sum(n * t for n, t in zip(norms, _field_tf(fields, variants)) if t)
+        if tf:
+            score += idf * tf / (BM25_K1 + tf)
+    return score
+
+
+def _averages(vault: Vault) -> tuple[float, ...]:
+    n_pages = len(vault.pages)
+    return tuple(max(total / n_pages, 1.0) for total in vault.field_lengths)
+
+
+def bm25f_rank(vault: Vault, query: Query, limit: int, plan: Plan | None = None) -> list[str]:
+    """The top ``limit`` pages by BM25F for the query (filters applied), best first.
+
+    Ties go by title (casefolded), then path, as everywhere in the ranking.
+    """
+    if plan is None:
+        plan = make_plan(vault, query)
+    if not vault.pages or not plan.terms:
+        return []
+    terms, averages = _weighted_terms(vault, plan), _averages(vault)
     scored = []
     pages = vault.pages
     for path in candidates(vault, query, plan):
         page = pages[path]
         if not passes_filters(page, query):
             continue
-        fields = vault.fields[path]
-        norms = [
-            w / (1.0 - b + b * length / avg)
-            for w, b, length, avg in zip(_W, _B, fields.lengths, averages)
-        ]
-        score = 0.0
-        for variants, idf in terms:
-            tf = sum(n * t for n, t in zip(norms, _field_tf(fields, variants)) if t)
-            if tf:
-                score += idf * tf / (BM25_K1 + tf)
+        score = _score(vault, path, terms, averages)
         if score > 0:
             scored.append((-score, page.title.casefold(), path))
     best = heapq.nsmallest(limit, scored) if limit > 0 else sorted(scored)
@@ -87,26 +101,7 @@ def bm25f_scores(vault: Vault, query: Query, paths: list[str], plan: Plan | None
     For a few pages (the agent hints compare the top hits' BM25F), without ranking the vault."""
     if plan is None:
         plan = make_plan(vault, query)
-    n_pages = len(vault.pages)
-    if not n_pages or not plan.terms:
+    if not vault.pages or not plan.terms:
         return {path: 0.0 for path in paths}
-    averages = tuple(max(total / n_pages, 1.0) for total in vault.field_lengths)
-    terms = []
-    for tp in plan.terms:
-        variants = (tp.term, *tp.stems, *tp.folded, *tp.fuzzy)
-        holders: set[str] = set()
-        for v in variants:
-            holders.update(vault.postings.get(v, ()))
-        if holders:
-            terms.append((variants, bm25_idf(n_pages, len(holders))))
-    out = {}
-    for path in paths:
-        fields = vault.fields[path]
-        norms = [w / (1.0 - b + b * length / avg) for w, b, length, avg in zip(_W, _B, fields.lengths, averages)]
-        score = 0.0
-        for variants, idf in terms:
-            tf = sum(n * t for n, t in zip(norms, _field_tf(fields, variants)) if t)
-            if tf:
-                score += idf * tf / (BM25_K1 + tf)
-        out[path] = score
-    return out
+    terms, averages = _weighted_terms(vault, plan), _averages(vault)
+    return {path: _score(vault, path, terms, averages) for path in paths}
