@@ -8,7 +8,7 @@ and scoring read its containers through the vault's attributes of the same names
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .fields import PageFields
@@ -52,12 +52,20 @@ class SearchIndex:
         self.sorted_name_tokens: list[str] = []
         self.field_lengths = [0, 0, 0, 0, 0]
         self.path_table: tuple[str, ...] = ()  # what packed postings count positions in (a snapshot's)
+        self._stemmed: set[str] = set()  # while built in bulk: the tokens whose stems ``take`` made
 
     # --- in bulk ---------------------------------------------------------------------------
 
     @staticmethod
-    def lists_of(pairs: Sequence[tuple[Page, PageFields]]) -> dict[str, Any]:
-        """What ``pairs`` add to each of its indexes, as plain data (see ``vault.index_part``)."""
+    def lists_of(pairs: Sequence[tuple[Page, PageFields]], position: Mapping[str, bytes] | None = None
+                 ) -> dict[str, Any]:
+        """What ``pairs`` add to each of its indexes, as plain data (see ``vault.index_part``).
+
+        With ``position`` (path -> its position in the vault's path table, as bytes:
+        ``pathindex.positions``), each key's paths are those positions joined, the packed form
+        ``PathIndex.from_packed`` holds: a parse worker's part then travels as a few bytes a
+        path, and merging parts is joining bytes.
+        """
         lists: dict[str, dict[str, list[str]]] = {name: {} for name in SearchIndex.LISTS}
         postings, names = lists["postings"], lists["name_postings"]
         metas = lists["tag_postings"], lists["heading_postings"], lists["path_postings"]
@@ -65,6 +73,8 @@ class SearchIndex:
         lengths = [0, 0, 0, 0, 0]
         for page, fields in pairs:
             path = page.path
+            if position is not None:
+                path = position[path]
             # ``fields.vocabulary()``: the body's tokens (distinct already, with their counts for
             # body_twice and body_thrice), then the other fields' tokens the body lacks
             counts = fields.body_counts
@@ -86,30 +96,51 @@ class SearchIndex:
                 for token in tokens:
                     meta.setdefault(token, []).append(path)
             lengths = [total + n for total, n in zip(lengths, fields.lengths)]
-        stems: dict[str, list[str]] = {}
-        for token in postings:
-            stems.setdefault(stem(token), []).append(token)
         part: dict[str, Any] = dict(lists)
-        part["stems"] = stems
+        if position is not None:
+            join = b"".join
+            for name in SearchIndex.LISTS:
+                part[name] = {key: join(paths) for key, paths in lists[name].items()}
         part["lengths"] = lengths
         return part
 
     def take(self, pairs: Sequence[tuple[Page, PageFields]], part: dict[str, Any]) -> None:
-        """While built in bulk: merge what of one part is not in ``LISTS`` (its stems and lengths)."""
-        stems = self.stem_tokens
-        for s, tokens in part["stems"].items():
-            group = stems.get(s)
-            if group is None:
-                stems[s] = set(tokens)
-            else:
-                group.update(tokens)
+        """While built in bulk: merge what of one part is not in ``LISTS``: its lengths, and
+        the stems of the tokens no part before it had.
+
+        Stems are made here, once per distinct token of the vault, rather than in each parse
+        worker for every token of its groups: the Porter stemmer is pure Python (~20 us a word),
+        and two workers see most of a vault's words each.
+        """
+        stems, seen = self.stem_tokens, self._stemmed
+        for token in part["postings"]:
+            if token not in seen:
+                seen.add(token)
+                s = stem(token)
+                group = stems.get(s)
+                if group is None:
+                    stems[s] = {token}
+                else:
+                    group.add(token)
         self.field_lengths[:] = [total + n for total, n in zip(self.field_lengths, part["lengths"])]
 
-    def finish(self, lists: dict[str, dict[str, list[str]]]) -> None:
-        """End a bulk build: the indexes of ``LISTS`` from every part's lists merged (taken over)."""
+    def finish(self, lists: dict[str, dict[str, Any]], table: tuple[str, ...] | None = None) -> None:
+        """End a bulk build: the indexes of ``LISTS`` from every part's lists merged (taken
+        over); with ``table``, the parts were packed against it (``lists_of``'s ``position``)
+        and each key holds its parts' bytes, joined here."""
         self.sorted_name_tokens[:] = sorted(lists["name_postings"])
+        self._stemmed = set()
         for name in self.LISTS:
-            setattr(self, name, PathIndex.from_lists(lists[name]))
+            if table is None:
+                setattr(self, name, PathIndex.from_lists(lists[name]))
+            else:
+                blobs = lists[name]
+                join = b"".join
+                for key, found in blobs.items():
+                    blobs[key] = found[0] if len(found) == 1 else join(found)
+                setattr(self, name, PathIndex.from_packed(blobs, table))
+        if table is not None:
+            self.path_table = table
 
     # --- snapshots -------------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from .compact import (
 from .fields import PageFields, page_fields
 from .links import STORED_LINKS
 from .model import Page, Problem
+from .pathindex import positions
 from .page import parse_page
 from .vault import Vault, index_part
 from .vocabulary import VOCABULARY_FILE, Vocabulary, parse_vocabulary
@@ -255,13 +256,15 @@ Manifest = tuple[tuple[str, int, int, int, int, bytes], ...]  # (path, size, mti
 Pairs = list[tuple[Page, PageFields]]
 
 
-def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, int, int] | None], label_first: bool
-                ) -> tuple[bytes, dict[str, Any], Manifest]:
+def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, int, int] | None], label_first: bool,
+                positions: Sequence[bytes] | None = None) -> tuple[bytes, dict[str, Any], Manifest]:
     """Read, parse and index a group of pages: ``(records, part, manifest)``.
 
     ``records`` is one index chunk, ``marshal`` bytes of a ``(page record, fields record)`` per
     page that could be read (vanished files are left out); ``part`` the group's
-    ``vault.index_part``. Runs in worker processes, so it takes and returns plain data only.
+    ``vault.index_part``, its search postings packed when ``positions`` gives each page's
+    position in the vault's path table (``pathindex.positions``). Runs in worker processes, so
+    it takes and returns plain data only.
     """
     records: list[tuple[Any, Any]] = []
     pairs: Pairs = []
@@ -285,7 +288,8 @@ def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, 
         records.append((encode_page(page), encode_fields(page_fields(page), interned)))
         pairs.append((page, interned_fields(interned)))  # interned tokens for the part's keys
         manifest.append(key)
-    return marshal.dumps(records, MARSHAL_VERSION), index_part(pairs), tuple(manifest)
+    position = dict(zip(rels, positions)) if positions is not None else None
+    return marshal.dumps(records, MARSHAL_VERSION), index_part(pairs, position), tuple(manifest)
 
 
 class Decoder:
@@ -323,7 +327,7 @@ _WORKER_CODE = f"from {__name__} import serve_worker; serve_worker()"  # the ins
 def serve_worker() -> None:  # pragma: no cover - runs in worker processes
     """A parse worker's loop: length-prefixed ``marshal`` requests on stdin, replies on stdout.
 
-    A request is ``(root, rels, stats, label_first)``; a reply ``(True, records, part, manifest)``
+    A request is ``(root, rels, stats, label_first, positions)``; a reply ``(True, records, part, manifest)``
     (``parse_group``) or ``(False, reason)``. Anything else written to stdout goes to stderr instead, so a stray
     print can never corrupt a reply (or the JSON-RPC stream of the server that started us).
     """
@@ -336,11 +340,11 @@ def serve_worker() -> None:  # pragma: no cover - runs in worker processes
             head = inp.read(8)
             if len(head) < 8:
                 return
-            root, rels, stats, label_first = marshal.loads(inp.read(int.from_bytes(head, "little")))
+            root, rels, stats, label_first, positions = marshal.loads(inp.read(int.from_bytes(head, "little")))
         except (OSError, ValueError, EOFError, KeyboardInterrupt):
             os._exit(0)  # the parent is gone (killed, or cut the pipe): nothing to say, nobody to say it to
         try:
-            reply = marshal.dumps((True, *parse_group(root, rels, stats, label_first)), MARSHAL_VERSION)
+            reply = marshal.dumps((True, *parse_group(root, rels, stats, label_first, positions)), MARSHAL_VERSION)
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which parses in-process
             reply = marshal.dumps((False, f"{type(exc).__name__}: {exc}"), MARSHAL_VERSION)
         try:
@@ -381,9 +385,11 @@ def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.Sim
 
 
 def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int]], label_first: bool,
-                 workers: int | None = None) -> Iterator[tuple[bytes, dict[str, Any], Manifest, int]]:
+                 workers: int | None = None, position: dict[str, bytes] | None = None
+                 ) -> Iterator[tuple[bytes, dict[str, Any], Manifest, int]]:
     """Parse pages in groups: ``parse_group``'s ``(records, part, manifest)`` and the number of
-    pages asked for, as each group is done.
+    pages asked for, as each group is done; with ``position`` (every path's position bytes in
+    the vault's path table), the parts' postings are packed against that table.
 
     With two or more workers the groups go to worker processes (``python -I`` running
     ``serve_worker`` from this very engine), fed over pipes; a group a worker could not do, or
@@ -393,7 +399,8 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
     n = min(_worker_count(len(rels), workers), len(groups))
 
     def task(i: int) -> tuple[Any, ...]:
-        return (root, groups[i], [stats.get(r) for r in groups[i]], label_first)
+        ids = [position[r] for r in groups[i]] if position is not None else None
+        return (root, groups[i], [stats.get(r) for r in groups[i]], label_first, ids)
 
     procs: list[subprocess.Popen] = []
     if n > 1 and sys.executable:
@@ -644,6 +651,11 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
             changed = True  # the stored file could not be used as it is: replace it
             writer = CacheWriter.create(candidates)
 
+        # Every part's search postings are positions in one path table, the listing's (kept
+        # packed so in the vault and in the snapshot), so workers send a few bytes a path.
+        table = listing.paths
+        position = positions(table)
+
         def groups() -> Iterator[tuple[Pairs, dict[str, Any]]]:
             reused: set[str] = set()
             for chunk, keep, manifest in plans if not duplicated else ():
@@ -652,7 +664,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
                 try:
                     blob = stored.read(chunk)  # type: ignore[union-attr]
                     pairs, records = decode(blob, keep)
-                    part = index_part(pairs)
+                    part = index_part(pairs, position)
                 except (CacheError, ValueError, TypeError, EOFError, IndexError, KeyError) as exc:
                     log.info("vaultlens index chunk not used: %s", exc)
                     continue
@@ -665,7 +677,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
                 yield pairs, part
             rest = [p for p in listing.paths if p not in reused]
             counts["parsed"] = len(rest)
-            for records_blob, part, manifest, n in parse_groups(root, rest, stats, label_first, workers):
+            for records_blob, part, manifest, n in parse_groups(root, rest, stats, label_first, workers, position):
                 if writer is not None and manifest:
                     writer.add(records_blob, manifest)
                 pairs = decode(records_blob)[0]
@@ -673,7 +685,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
                 advance(n)
                 yield pairs, part
 
-        vault = Vault.from_parts(groups(), root, label_first=label_first)
+        vault = Vault.from_parts(groups(), root, label_first=label_first, table=table)
         from_cache, parsed = counts["from_cache"], counts["parsed"]
     if parsed:
         release_free_memory()  # what parsing left free, before the snapshot's pieces are made

@@ -19,7 +19,7 @@ pay one attribute lookup. A part changes its containers in place and never repla
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .fields import PageFields, page_fields
@@ -106,17 +106,19 @@ _PARTS = (PageStore, SearchIndex, LinkIndex)
 INDEX_NAMES = tuple(name for part in _PARTS for name in part.LISTS)  # every key -> paths list of a bulk part
 
 
-def index_part(pairs: Iterable[tuple[Page, PageFields]]) -> dict[str, Any]:
+def index_part(pairs: Iterable[tuple[Page, PageFields]], position: Mapping[str, bytes] | None = None
+               ) -> dict[str, Any]:
     """What a group of pages (paths unique) adds to each index, for ``Vault.from_parts``.
 
     Plain data (dicts of lists of str, ints), so parse workers can compute it beside the pages
-    and the cache can store it with them: ``{index name: {key: [path, ...]}, "stems": {stem:
-    [token, ...]}, "lengths": [sums of PageFields.lengths]}``, every part's share.
+    and the cache can store it with them: ``{index name: {key: [path, ...]}, "lengths": [sums
+    of PageFields.lengths]}``, every part's share. With ``position`` (path -> position bytes
+    in the vault's path table), the search postings are packed (``SearchIndex.lists_of``).
     """
     pairs = pairs if isinstance(pairs, list) else list(pairs)
     part: dict[str, Any] = {}
     for kind in _PARTS:
-        part.update(kind.lists_of(pairs))
+        part.update(kind.lists_of(pairs, position) if kind is SearchIndex else kind.lists_of(pairs))
     return part
 
 
@@ -195,20 +197,32 @@ class Vault:
         root: str | None = None,
         *,
         label_first: bool = False,
+        table: tuple[str, ...] | None = None,
     ) -> Vault:
         """A vault from groups of pages, each with its ``index_part``; no path in two groups.
 
         The same state as upserting every page in turn, built by merging per-group lists, so
         the work here grows with groups x keys, not pages x keys: parse workers and the cache
         hand over groups whose parts are already computed. Each group is merged as it comes
-        and dropped.
+        and dropped. With ``table``, every part's search postings are packed against it
+        (``index_part``'s ``position``): merged by joining bytes, and kept packed.
         """
         store = PageStore()
         built = (store, SearchIndex(), LinkIndex(store.pages))
-        lists: dict[str, dict[str, list[str]]] = {name: {} for name in INDEX_NAMES}
+        lists: dict[str, dict[str, Any]] = {name: {} for name in INDEX_NAMES}
+        packed = frozenset(SearchIndex.LISTS if table is not None else ())
         for pairs, part in parts:
             for name in INDEX_NAMES:
                 merged = lists[name]
+                if name in packed:  # the bytes of each key's groups, joined by ``finish``
+                    get = merged.get
+                    for key, blob in part[name].items():
+                        found = get(key)
+                        if found is None:
+                            merged[key] = [blob]
+                        else:
+                            found.append(blob)
+                    continue
                 for key, paths in part[name].items():  # a part is used once: its lists are taken over
                     found = merged.get(key)
                     if found is None:
@@ -217,8 +231,9 @@ class Vault:
                         found.extend(paths)
             for each in built:
                 each.take(pairs, part)
-        for each in built:
-            each.finish(lists)
+        store.finish(lists)
+        built[1].finish(lists, table)
+        built[2].finish(lists)
         return cls(root, label_first=label_first, parts=built)
 
     @classmethod
