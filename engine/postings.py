@@ -16,6 +16,8 @@ from .model import Page
 from .pathindex import PathIndex, move_keys, piece, positions
 from .text import stem
 
+stem_word = stem.__wrapped__  # every token of a bulk build, once: not through stem's memo of recent words
+
 PREFIX_TOKENS = 500  # name tokens a partial term expands to, at most
 
 _NO_KEYS = (frozenset(),) * 5
@@ -99,8 +101,8 @@ class SearchIndex:
         part: dict[str, Any] = dict(lists)
         if position is not None:
             join = b"".join
-            for name in SearchIndex.LISTS:
-                part[name] = {key: join(paths) for key, paths in lists[name].items()}
+            for name in SearchIndex.LISTS:  # (most keys of a group are on one page of it)
+                part[name] = {key: paths[0] if len(paths) == 1 else join(paths) for key, paths in lists[name].items()}
         part["lengths"] = lengths
         return part
 
@@ -116,7 +118,7 @@ class SearchIndex:
         for token in part["postings"]:
             if token not in seen:
                 seen.add(token)
-                s = stem(token)
+                s = stem_word(token)
                 group = stems.get(s)
                 if group is None:
                     stems[s] = {token}
@@ -126,8 +128,8 @@ class SearchIndex:
 
     def finish(self, lists: dict[str, dict[str, Any]], table: tuple[str, ...] | None = None) -> None:
         """End a bulk build: the indexes of ``LISTS`` from every part's lists merged (taken
-        over); with ``table``, the parts were packed against it (``lists_of``'s ``position``)
-        and each key holds its parts' bytes, joined here."""
+        over); with ``table``, the parts were packed against it (``lists_of``'s ``position``),
+        a key's bytes grown in a ``bytearray`` when several parts held it (made bytes here)."""
         self.sorted_name_tokens[:] = sorted(lists["name_postings"])
         self._stemmed = set()
         for name in self.LISTS:
@@ -135,9 +137,9 @@ class SearchIndex:
                 setattr(self, name, PathIndex.from_lists(lists[name]))
             else:
                 blobs = lists[name]
-                join = b"".join
                 for key, found in blobs.items():
-                    blobs[key] = found[0] if len(found) == 1 else join(found)
+                    if type(found) is not bytes:
+                        blobs[key] = bytes(found)
                 setattr(self, name, PathIndex.from_packed(blobs, table))
         if table is not None:
             self.path_table = table

@@ -214,14 +214,22 @@ class Vault:
         for pairs, part in parts:
             for name in INDEX_NAMES:
                 merged = lists[name]
-                if name in packed:  # the bytes of each key's groups, joined by ``finish``
+                if name in packed:
+                    # A key's bytes: the first part's as they came, then one bytearray grown in
+                    # place (``finish`` makes it bytes). Not a list of every part's bytes: those
+                    # small objects would outlive their group, and the holes they leave among
+                    # the pages when freed at the end stay with the process (~30 MB at 10,000
+                    # pages); nor bytes joined part by part (quadratic at 100,000 pages).
                     get = merged.get
                     for key, blob in part[name].items():
                         found = get(key)
                         if found is None:
-                            merged[key] = [blob]
+                            merged[key] = blob
+                        elif type(found) is bytes:
+                            grown = merged[key] = bytearray(found)
+                            grown += blob
                         else:
-                            found.append(blob)
+                            found += blob
                     continue
                 for key, paths in part[name].items():  # a part is used once: its lists are taken over
                     found = merged.get(key)

@@ -268,3 +268,33 @@ def test_tokens_are_casefolded_letter_digit_runs(text):
     tokens = tokenize(text)
     assert all(t and t == t.casefold() and all(c.isalnum() for c in t) for t in tokens)
     assert list(query_terms(text)) == list(dict.fromkeys(tokens))
+
+
+@settings(max_examples=60)
+@given(vaults, st.integers(1, 4), ops)
+def test_a_bulk_build_from_packed_parts_equals_a_fresh_build(files, group, sequence):
+    """A cold load's build: parts whose search postings are positions in a path table (what
+    parse workers send, ``index_part(pairs, position)``), in groups of any size, merged by
+    ``from_parts(table=...)``: every index equal to a build from plain parts (stems made
+    once per token), and still equal after upserts and removes."""
+    from vaultlens.engine.fields import page_fields
+    from vaultlens.engine.pathindex import positions
+    from vaultlens.engine.vault import index_part
+
+    pages = [parse_page(path, text) for path, text in sorted(files.items())]
+    table = tuple(sorted({*files, *PATHS}))  # the listing: paths a group may not hold too
+    position = positions(table)
+    pairs = [(page, page_fields(page)) for page in pages]
+    groups = [pairs[i : i + group] for i in range(0, len(pairs), group)]
+    packed = Vault.from_parts(((g, index_part(g, position)) for g in groups), "vault", table=table)
+    fresh = build_vault(files)
+    assert parts_state(packed) == parts_state(fresh)
+    files = dict(files)
+    for op, path, text in sequence:
+        if op == "upsert":
+            packed.upsert(parse_page(path, text))
+            files[path] = text
+        else:
+            packed.remove(path)
+            files.pop(path, None)
+    assert parts_state(packed) == parts_state(build_vault(files))
