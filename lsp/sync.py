@@ -27,6 +27,7 @@ from vaultlens.engine.edits import Change
 from vaultlens.engine.scan import load_vault, load_vocabulary
 from vaultlens.engine.vocabulary import VOCABULARY_FILE
 
+from . import idle
 from .convert import uri_to_path
 from .features import diagnostics as diagnostics_push
 from .live import Applied, Effect
@@ -227,6 +228,7 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
         state.indexed.set()
         if token:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(state.vault)} pages indexed"))
+        idle.on_indexed(ls, state)
         diagnostics_push.on_indexed(ls, state)
 
 
