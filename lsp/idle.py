@@ -2,13 +2,13 @@
 
 After the start-up scan the server has work no request is waiting for: pushing every page's
 diagnostics (``features/diagnostics.py``), and unpacking what ranking reads of each page
-(``prepare_vault``: a page loaded from the persistent index keeps its body token counts packed
-until read, ~0.2 ms a page, which the first queries after a start would otherwise pay, page by
-page). Such work runs only once the client has been quiet for ``IDLE`` seconds (no message), in
-slices of at most ``SLICE`` seconds, and pauses at once when a message is waiting
+(``prepare_vault``: a loaded page keeps its body token counts packed until read, ~0.2 ms a
+page, which the first queries after a start would otherwise pay, page by page). Such work runs
+in slices of at most ``SLICE`` seconds and pauses at once when a message is waiting
 (``VaultServer.input_pending``), so a request that arrives meanwhile waits for one page's work
-at most, and a burst of requests (typing, a script) none at all. A client that never pauses
-still gets it done, a slice every ``STARVE`` seconds.
+at most. The diagnostics push also waits until the client has been quiet for ``IDLE`` seconds
+(no message), or ``STARVE`` seconds at most (a client that never pauses still gets it, a slice
+at a time); the preparation only for the worker to be idle.
 
 Must not: decide what the work is; it only schedules it.
 """
@@ -42,20 +42,26 @@ async def quiet(ls: VaultServer) -> None:
 
 
 async def prepare_vault(ls: VaultServer, state: VaultState) -> None:
-    """Unpack what ranking reads of every page (``Vault.prepare``), in idle slices; stops when
-    the vault is swapped for another (a re-index prepares its own)."""
+    """Unpack what ranking reads of every page (``Vault.prepare``), page by page, whenever no
+    message is waiting and no request is running (not only once the client is quiet: the
+    requests of the first seconds after a start are the ones it speeds up); stops when the
+    vault is swapped for another (a re-index prepares its own)."""
     vault = state.vault
+    paths = vault.sorted_paths()
+    done = 0
     try:
-        await quiet(ls)
-        deadline = time.perf_counter() + SLICE
-        for path in vault.sorted_paths():
+        while done < len(paths):
             if state.vault is not vault:
                 return
-            vault.prepare(path)
-            if time.perf_counter() > deadline or ls.input_pending():
+            if ls.input_pending() or ls.worker.busy():
                 await asyncio.sleep(PAUSE)
-                await quiet(ls)
-                deadline = time.perf_counter() + SLICE
+                continue
+            deadline = time.perf_counter() + SLICE
+            while done < len(paths) and time.perf_counter() < deadline and not ls.input_pending():
+                vault.prepare(paths[done])
+                done += 1
+                time.sleep(0)  # hands the interpreter lock to the stdin reader, if it waits for it
+            await asyncio.sleep(0)
     except Exception:  # noqa: BLE001 - an optimisation: failing must not take the server down
         log.exception("preparing the vault's pages failed")
 
