@@ -148,10 +148,19 @@ def flush(ls: VaultServer, state: VaultState) -> None:
         _recheck(ls, state, rel, pending[rel])
 
 
+def _names_changed(state: VaultState, before: Page | None, after: Page | None) -> bool:
+    """Whether a page gained or lost a name (title, alias, file name) a mention can use."""
+    names = [state.vault.page_keys(p) if p is not None else set() for p in (before, after)]
+    return names[0] != names[1]
+
+
 def _recheck(ls: VaultServer, state: VaultState, rel: str, before: Page | None) -> None:
     try:
         docs = open_documents(ls, state)
-        affected = set(pages_affected(state.vault, before, state.vault.get(rel))) | {rel}
+        after = state.vault.get(rel)
+        affected = set(pages_affected(state.vault, before, after)) | {rel}
+        if state.settings.link_suggestions != "off" and _names_changed(state, before, after):
+            affected |= state.open_docs & set(state.vault.pages)  # their link suggestions may name it now, or no more
         for path in sorted(affected):
             publish(ls, state, path, docs)
         if state.workspace_findings is not None or any(p in state.open_docs and p != rel for p in affected):
