@@ -32,7 +32,7 @@ from .convert import uri_to_path
 from .features import diagnostics as diagnostics_push
 from .live import Applied, Effect
 from .server import VaultServer, VaultState
-from .settings import OBSIDIAN_APP_FILE, SETTINGS_FILE
+from .settings import OBSIDIAN_APP_FILE, OBSIDIAN_DAILY_FILE, SETTINGS_FILE
 
 log = logging.getLogger("vaultlens")
 BATCH = 250
@@ -288,6 +288,7 @@ async def _register_watchers(ls: VaultServer) -> None:
         types.FileSystemWatcher(glob_pattern="**/*.md"),
         types.FileSystemWatcher(glob_pattern=f"**/{SETTINGS_FILE}"),
         types.FileSystemWatcher(glob_pattern=f"**/{OBSIDIAN_APP_FILE}"),
+        types.FileSystemWatcher(glob_pattern=f"**/{OBSIDIAN_DAILY_FILE}"),
     ]
     try:
         await ls.client_register_capability_async(
