@@ -292,13 +292,17 @@ def register(server: VaultServer) -> None:
     )
     async def diagnostic(
         ls: VaultServer, params: types.DocumentDiagnosticParams
-    ) -> types.RelatedFullDocumentDiagnosticReport:
+    ) -> types.RelatedFullDocumentDiagnosticReport | types.RelatedUnchangedDocumentDiagnosticReport:
         found = ls.state_for_uri(params.text_document.uri)
         if found is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         state, rel = found
         await wait_indexed(state)
         docs = open_documents(ls, state)
+        got = findings(ls, state, rel)
+        rid = result_id(params.text_document.uri, got)  # as the workspace pull's: unchanged when equal
+        if params.previous_result_id == rid:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
         return types.RelatedFullDocumentDiagnosticReport(
-            items=[to_diagnostic(state, f, docs) for f in findings(ls, state, rel)]
+            result_id=rid, items=[to_diagnostic(state, f, docs) for f in got]
         )
