@@ -4,11 +4,13 @@
     python benchmarks/run.py                      # 1,000 and 10,000 pages, one run each
     python benchmarks/run.py --sizes 1000,10000,100000 --runs 3
     python benchmarks/run.py --vs "node …/vscode-markdown-language-server --stdio" --vs-args "--md-parser …"
+    python benchmarks/run.py --sizes 10000 --vault …/interconnected-markdown/Markdown/10000s/10000
     python benchmarks/run.py --smoke              # 200 pages, few samples: does it all still run?
 
 For each vault size it generates a vault (``../shared/bench/make_vault.py``, or a small generator
-of its own when ``../shared`` is absent), then drives the server over stdio with
-``../shared/bench/lsp_bench.py``:
+of its own when ``../shared`` is absent), and each ``--vault`` folder is taken as it is (a corpus
+nobody here generated; its index goes to ``--work``, never into the folder). Then it drives the
+server over stdio with ``../shared/bench/lsp_bench.py``:
 
 - **ready cold**: the persistent index removed first (``VAULTLENS_CACHE_DIR`` points at a folder
   of the benchmark's own, so the vault is not written to);
@@ -43,6 +45,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -251,17 +254,17 @@ def fmt(value: float | None, key: str) -> str:
     return f"{value:.1f} ms"
 
 
-def _head(first: str, sizes: list[int], other: bool, ratio: str) -> list[str]:
-    """A Markdown table's header rows: ``first``, then a column per size (and per server with --vs)."""
+def _head(first: str, sizes: dict[str, str], other: bool, ratio: str) -> list[str]:
+    """A Markdown table's header rows: ``first``, then a column per vault (and per server with --vs)."""
     head = [first]
-    for size in sizes:
-        head.append(f"vaultlens {size:,}")
+    for label in sizes.values():
+        head.append(f"vaultlens {label}")
         if other:
-            head += [f"other {size:,}", ratio]
+            head += [f"other {label}", ratio]
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
 
-def table(results: dict, sizes: list[int], other: bool) -> str:
+def table(results: dict, sizes: dict[str, str], other: bool) -> str:
     """The figures as a Markdown table: a column per size (and per server with --vs)."""
     lines = _head("figure", sizes, other, "ratio")
     for label, key in ROWS:
@@ -277,7 +280,7 @@ def table(results: dict, sizes: list[int], other: bool) -> str:
     return "\n".join(lines)
 
 
-def styles_table(results: dict, sizes: list[int], other: bool) -> str:
+def styles_table(results: dict, sizes: dict[str, str], other: bool) -> str:
     """p50 / p95 per method and query style (``benchmarks/styles.py``), a column per size."""
     lines = _head("query style", sizes, other, "ratio p95")
 
@@ -305,7 +308,11 @@ def styles_table(results: dict, sizes: list[int], other: bool) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="1000,10000", help="vault sizes in pages, comma-separated (1000,10000)")
+    ap.add_argument("--sizes", default="1000,10000",
+                    help="generated vault sizes in pages, comma-separated (1000,10000; empty: none)")
+    ap.add_argument("--vault", action="append", default=[], metavar="PATH",
+                    help="also measure this existing vault folder (repeatable; never written to), e.g. "
+                         "interconnected-markdown's Markdown/10000s/10000")
     ap.add_argument("--runs", type=int, default=1, help="sessions per figure (medians when > 1)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "vaultlens-bench"),
@@ -327,25 +334,32 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [200] if args.smoke else [int(s) for s in args.sizes.split(",") if s.strip()]
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    vaults = [_Target(str(size), f"{size:,}", work / f"vault{size}", work / f"index{size}", size) for size in sizes]
+    for path in args.vault:
+        root = Path(path).resolve()
+        if not root.is_dir():
+            print(f"benchmarks/run.py: --vault {path}: not a folder", file=sys.stderr)
+            return 2
+        pages = sum(1 for p in root.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(root).parts))
+        vaults.append(_Target(root.name, f"{root.name} ({pages:,} pages)", root, work / f"index-{root.name}", None))
     command = vaultlens_command()
     server = args.server or shlex.join([*command, "lsp"])
     custom = ["--custom-request", "wiki/search", "--params", '{"query": "${query}", "limit": 10}']
     results: dict = {}
     raw: dict = {}
-    for size in sizes:
-        root = work / f"vault{size}"
-        generator = make_vault(size, root, args.seed, bench_dir)
+    for target in vaults:
+        size, root, index_dir = target.key, target.root, target.index
+        generator = "as found" if target.pages is None else make_vault(target.pages, root, args.seed, bench_dir)
         settle(root)
-        index_dir = work / f"index{size}"
         # the index goes to index_dir; XDG_CACHE_HOME too, so that an index some other run left
         # in the user's cache folder (the fallback location) can never make a cold start warm
         env = {"VAULTLENS_CACHE_DIR": str(index_dir), "XDG_CACHE_HOME": str(index_dir / "xdg")}
-        print(f"[{size:,} pages, {generator}] vaultlens cold …", file=sys.stderr)
+        print(f"[{target.label}, {generator}] vaultlens cold …", file=sys.stderr)
         colds = []
         for _ in range(args.runs):  # each cold session starts without an index
             shutil.rmtree(index_dir, ignore_errors=True)
             colds.append(lsp_bench(bench_dir, server, root, env, 1, custom, args.smoke))
-        print(f"[{size:,} pages] vaultlens warm …", file=sys.stderr)
+        print(f"[{target.label}] vaultlens warm …", file=sys.stderr)
         warm = lsp_bench(bench_dir, server, root, env, args.runs, custom, args.smoke)
         ours = dict(warm["figures"])
         readies = [c["figures"]["ready_ms"] for c in colds if c["figures"]["ready_ms"] is not None]
@@ -360,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         raw[size] = {"cold": colds, "warm": warm, "cli": cli}
         errors = [e for c in colds for e in c["errors"]] + warm["errors"] + ([cli["error"]] if "error" in cli else [])
         if args.vs:
-            print(f"[{size:,} pages] {args.vs.split()[0]} …", file=sys.stderr)
+            print(f"[{target.label}] {args.vs.split()[0]} …", file=sys.stderr)
             extra = shlex.split(args.vs_args) + (custom if args.vs_search else [])
             theirs = lsp_bench(bench_dir, args.vs, root, {}, args.runs, extra, args.smoke)
             other = dict(theirs["figures"])
@@ -369,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
             raw[size]["other"] = theirs
             errors += [f"other: {e}" for e in theirs["errors"]]
         if not args.no_styles:
-            print(f"[{size:,} pages] query styles …", file=sys.stderr)
+            print(f"[{target.label}] query styles …", file=sys.stderr)
             few = ["--queries", "5"] if args.smoke else []
             found = styles.measure(bench_dir, server, str(root), args.runs, ["=".join(kv) for kv in sorted(env.items())], few)
             results[size]["styles"] = {"vaultlens": found["styles"]}
@@ -382,13 +396,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"vaultlens benchmark: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
           f"{args.runs} run(s) per figure, server `{server}`" + (f", vs `{args.vs}`" if args.vs else ""))
     print()
-    print(table(results, sizes, bool(args.vs)))
+    labels = {target.key: target.label for target in vaults}
+    print(table(results, labels, bool(args.vs)))
     if not args.no_styles:
         print()
-        print(styles_table(results, sizes, bool(args.vs)))
+        print(styles_table(results, labels, bool(args.vs)))
     if args.json:
-        Path(args.json).write_text(json.dumps({"sizes": sizes, "figures": results, "raw": raw}, indent=1, default=str))
+        Path(args.json).write_text(json.dumps({"sizes": list(labels), "figures": results, "raw": raw}, indent=1, default=str))
     return 0
+
+
+class _Target(NamedTuple):  # (not a dataclass: benchmarks/load.py loads this file without a module entry)
+    """One vault to measure: its key in ``--json``, column label, folder, index folder, and
+    size when generated."""
+
+    key: str
+    label: str
+    root: Path
+    index: Path
+    pages: int | None
 
 
 def _a_title(root: Path) -> str:

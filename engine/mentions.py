@@ -399,7 +399,10 @@ def page_mentions(vault, path: str, *, only: str | None = None, text: str | None
     wanted = None
     if only is not None:  # the lines that hold one of its names (a match never spans lines)
         tests = [_phrase_pattern(p).search for p in index.by_path.get(only, ())]
-        wanted = lambda line: any(test(line) for test in tests)  # noqa: E731
+
+        def wanted(line: str) -> bool:
+            low = line.casefold()
+            return any(test(low) for test in tests)
     out: list[Mention] = []
     for lineno, line, masked in _prose_lines(page, text, wanted):
         found = _matches(index, masked)
@@ -462,13 +465,17 @@ def _may_match(vault, phrase: Phrase) -> bool:
 
 
 def _phrase_pattern(phrase: Phrase) -> re.Pattern[str]:
-    """A quick test of a page's text for the phrase's words in order (what the scan then checks
-    properly), case-insensitive."""
-    parts = [re.escape(phrase.words[0])]
+    """A quick test of casefolded text for the phrase's words in order (what the scan then
+    checks properly). The first word leads as a literal and the character before it is checked
+    by a look-behind placed after it, so the regular-expression engine scans for that literal (a
+    leading look-behind is tried at every position: hovering a daily note's link spent 100 ms
+    here at 10,000 pages)."""
+    first = re.escape(phrase.words[0])
+    parts = [first, r"(?<![^\W_]" + first + ")"]
     for word, sep in zip(phrase.words[1:], phrase.seps):
         parts.append(r"\s+" if sep == " " else r"\s*" + re.escape(sep.strip()) + r"\s*")
         parts.append(re.escape(word))
-    return re.compile(r"(?<![^\W_])" + "".join(parts) + r"(?![^\W_])", re.IGNORECASE)
+    return re.compile("".join(parts) + r"(?![^\W_])")
 
 
 def candidate_pages(vault, target: str) -> list[str]:
@@ -491,7 +498,7 @@ def candidate_pages(vault, target: str) -> list[str]:
         holders.discard(target)
         if holders:
             test = _phrase_pattern(phrase).search
-            found.update(p for p in holders if test(vault.pages[p].body))
+            found.update(p for p in holders if test(vault.pages[p].body.casefold()))
     return sorted(found)
 
 

@@ -33,9 +33,9 @@ from vaultlens.engine.scan import confined_path, excluded, is_page_path, list_pa
 from vaultlens.engine.vault import Vault
 from vaultlens.engine.vocabulary import VOCABULARY_FILE, parse_vocabulary
 
-from .settings import OBSIDIAN_APP_FILE, SETTINGS_FILE
+from .settings import OBSIDIAN_APP_FILE, OBSIDIAN_DAILY_FILE, SETTINGS_FILE
 
-SETTINGS_FILES = (SETTINGS_FILE, OBSIDIAN_APP_FILE)  # vault-relative files the settings are read from
+SETTINGS_FILES = (SETTINGS_FILE, OBSIDIAN_APP_FILE, OBSIDIAN_DAILY_FILE)  # vault-relative files the settings are read from
 
 
 class Effect(enum.Enum):

@@ -27,11 +27,12 @@ from vaultlens.engine.edits import Change
 from vaultlens.engine.scan import load_vault, load_vocabulary
 from vaultlens.engine.vocabulary import VOCABULARY_FILE
 
+from . import idle
 from .convert import uri_to_path
 from .features import diagnostics as diagnostics_push
 from .live import Applied, Effect
 from .server import VaultServer, VaultState
-from .settings import OBSIDIAN_APP_FILE, SETTINGS_FILE
+from .settings import OBSIDIAN_APP_FILE, OBSIDIAN_DAILY_FILE, SETTINGS_FILE
 
 log = logging.getLogger("vaultlens")
 BATCH = 250
@@ -227,6 +228,7 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
         state.indexed.set()
         if token:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(state.vault)} pages indexed"))
+        idle.on_indexed(ls, state)
         diagnostics_push.on_indexed(ls, state)
 
 
@@ -286,6 +288,7 @@ async def _register_watchers(ls: VaultServer) -> None:
         types.FileSystemWatcher(glob_pattern="**/*.md"),
         types.FileSystemWatcher(glob_pattern=f"**/{SETTINGS_FILE}"),
         types.FileSystemWatcher(glob_pattern=f"**/{OBSIDIAN_APP_FILE}"),
+        types.FileSystemWatcher(glob_pattern=f"**/{OBSIDIAN_DAILY_FILE}"),
     ]
     try:
         await ls.client_register_capability_async(

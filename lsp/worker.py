@@ -60,6 +60,7 @@ class Worker:
         self.cond = threading.Condition()
         self.running: _Call | None = None
         self.preemptions = 0  # calls stopped by a change and run again (for logs and tests)
+        self.calls = 0  # calls submitted and not yet ended (on the loop)
 
     def _run(self, call: _Call) -> Any:
         with self.cond:
@@ -78,19 +79,28 @@ class Worker:
     async def run(self, fn: Callable[[], T]) -> T:
         """``fn()`` on the worker thread: again after each preemption; cancelled with the task."""
         stopped = 0
-        while True:
-            call = _Call(fn, preemptible=stopped < PREEMPT_LIMIT)
-            future = self.executor.submit(self._run, call)
-            try:
-                return await asyncio.wrap_future(future)
-            except Stop as exc:
-                if exc.reason != PREEMPT:
-                    raise asyncio.CancelledError from None
-                stopped += 1
-                self.preemptions += 1
-            except asyncio.CancelledError:
-                call.stop = CANCEL  # the thread stops at its next checkpoint
-                raise
+        self.calls += 1
+        try:
+            while True:
+                call = _Call(fn, preemptible=stopped < PREEMPT_LIMIT)
+                future = self.executor.submit(self._run, call)
+                try:
+                    return await asyncio.wrap_future(future)
+                except Stop as exc:
+                    if exc.reason != PREEMPT:
+                        raise asyncio.CancelledError from None
+                    stopped += 1
+                    self.preemptions += 1
+                except asyncio.CancelledError:
+                    call.stop = CANCEL  # the thread stops at its next checkpoint
+                    raise
+        finally:
+            self.calls -= 1
+
+    def busy(self) -> bool:
+        """Whether a call is queued or running (background work on the loop waits meanwhile:
+        it would take turns at the interpreter lock with it)."""
+        return self.calls > 0
 
     def quiesce(self) -> None:
         """Before a vault changes (on the loop): stop the running call at its next checkpoint

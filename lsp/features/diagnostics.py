@@ -25,20 +25,15 @@ from vaultlens.engine.diagnose import Finding, Rules, diagnose, pages_affected
 from vaultlens.engine.model import Page
 
 from ..convert import to_lsp_range
+from ..idle import PAUSE, SLICE, quiet
 from ..server import VaultServer, VaultState
 from . import mentions
 from .changes import open_documents, texts_for, to_location, uri_of, wait_indexed
 
 log = logging.getLogger("vaultlens")
 SOURCE = "vaultlens"
-# The push after the scan is background work: it runs only once the client has been quiet for
-# IDLE seconds (no message), in slices of at most SLICE seconds, and pauses at once when a
-# message is waiting (``VaultServer.input_pending``), so a request that arrives meanwhile waits
-# for one page's findings at most, and a burst of requests (typing, a script) none at all.
-SLICE = 0.01
-PAUSE = 0.004
-IDLE = 0.2
-STARVE = 2.0
+# The push after the scan is background work (``lsp/idle.py``: while the client is quiet, in
+# slices of SLICE seconds, pausing at once when a message is waiting).
 DEBOUNCE = 0.05  # seconds without a change before changed pages are checked again
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
@@ -153,10 +148,19 @@ def flush(ls: VaultServer, state: VaultState) -> None:
         _recheck(ls, state, rel, pending[rel])
 
 
+def _names_changed(state: VaultState, before: Page | None, after: Page | None) -> bool:
+    """Whether a page gained or lost a name (title, alias, file name) a mention can use."""
+    names = [state.vault.page_keys(p) if p is not None else set() for p in (before, after)]
+    return names[0] != names[1]
+
+
 def _recheck(ls: VaultServer, state: VaultState, rel: str, before: Page | None) -> None:
     try:
         docs = open_documents(ls, state)
-        affected = set(pages_affected(state.vault, before, state.vault.get(rel))) | {rel}
+        after = state.vault.get(rel)
+        affected = set(pages_affected(state.vault, before, after)) | {rel}
+        if state.settings.link_suggestions != "off" and _names_changed(state, before, after):
+            affected |= state.open_docs & set(state.vault.pages)  # their link suggestions may name it now, or no more
         for path in sorted(affected):
             publish(ls, state, path, docs)
         if state.workspace_findings is not None or any(p in state.open_docs and p != rel for p in affected):
@@ -169,7 +173,7 @@ async def publish_vault(ls: VaultServer, state: VaultState) -> None:
     """Push every page's findings (in short slices, so the server keeps answering meanwhile)."""
     await wait_indexed(state)
     try:
-        await _quiet(ls)
+        await quiet(ls)
         paths = sorted(set(state.vault.pages) | set(_published(state)))
         docs = open_documents(ls, state)
         deadline = time.perf_counter() + SLICE
@@ -177,7 +181,7 @@ async def publish_vault(ls: VaultServer, state: VaultState) -> None:
             publish(ls, state, path, docs)
             if time.perf_counter() > deadline or ls.input_pending():
                 await asyncio.sleep(PAUSE)
-                await _quiet(ls)
+                await quiet(ls)
                 docs = open_documents(ls, state)
                 deadline = time.perf_counter() + SLICE
         _refresh(ls)
@@ -185,19 +189,6 @@ async def publish_vault(ls: VaultServer, state: VaultState) -> None:
             ls.workspace_code_lens_refresh(None)
     except Exception:  # noqa: BLE001 - a failed push must not take the server down
         log.exception("publishing the vault's diagnostics failed")
-
-
-async def _quiet(ls: VaultServer) -> None:
-    """Return once no message is waiting and none came for IDLE seconds, or after STARVE
-    seconds at most (a client that never pauses still gets its diagnostics, a slice at a time)."""
-    waited = 0.0
-    while waited < STARVE:
-        wait = IDLE - ls.quiet_for()
-        if wait <= 0 and not ls.input_pending():
-            return
-        step = max(wait, PAUSE)
-        await asyncio.sleep(step)
-        waited += step
 
 
 def on_indexed(ls: VaultServer, state: VaultState) -> None:
@@ -301,13 +292,17 @@ def register(server: VaultServer) -> None:
     )
     async def diagnostic(
         ls: VaultServer, params: types.DocumentDiagnosticParams
-    ) -> types.RelatedFullDocumentDiagnosticReport:
+    ) -> types.RelatedFullDocumentDiagnosticReport | types.RelatedUnchangedDocumentDiagnosticReport:
         found = ls.state_for_uri(params.text_document.uri)
         if found is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         state, rel = found
         await wait_indexed(state)
         docs = open_documents(ls, state)
+        got = findings(ls, state, rel)
+        rid = result_id(params.text_document.uri, got)  # as the workspace pull's: unchanged when equal
+        if params.previous_result_id == rid:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
         return types.RelatedFullDocumentDiagnosticReport(
-            items=[to_diagnostic(state, f, docs) for f in findings(ls, state, rel)]
+            result_id=rid, items=[to_diagnostic(state, f, docs) for f in got]
         )

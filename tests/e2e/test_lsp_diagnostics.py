@@ -151,6 +151,16 @@ async def test_pull_model(bare_client: LanguageClient, vault: Path):
     await eventually(lambda: page in bare_client.diagnostics and len(bare_client.diagnostics[page]) == 0)
     report = await bare_client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=doc(page)))
     assert sorted(str(d.code) for d in report.items) == ["alias-link", "unresolved-link"]
+    # a pull that names the last report's id is told nothing changed, until something does
+    assert report.result_id
+    again = await bare_client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=doc(page), previous_result_id=report.result_id))
+    assert again.kind == "unchanged" and again.result_id == report.result_id
+    change_doc(bare_client, page, 2, insert_at(0, 0, "[[Nowhere at all]]\n"))
+    changed = await bare_client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=doc(page), previous_result_id=report.result_id))
+    assert changed.kind == "full" and changed.result_id != report.result_id
+    assert sorted(str(d.code) for d in changed.items) == ["alias-link", "unresolved-link", "unresolved-link"]
 
 
 async def test_quick_fixes_create_page_and_relink(bare_client: LanguageClient, vault: Path):

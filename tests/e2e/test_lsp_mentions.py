@@ -134,3 +134,27 @@ async def test_suggestions_are_off_with_the_setting(bare_client: LanguageClient,
     # the quick fix is still there on demand
     offered = await actions(bare_client, uri, position(text, "Courgettes and squash"))
     assert "Link mention to [[Courgettes]]" in [a.title for a in offered]
+
+
+async def test_an_open_page_s_suggestions_follow_another_page_s_new_title(bare_client: LanguageClient, vault: Path):
+    await start_nav_session(bare_client, vault)
+    uri, text = open_doc(bare_client, vault, WATERING)
+    at = position(text, "soaker hose")
+
+    def hints_at() -> list[types.Diagnostic]:
+        return [d for d in bare_client.diagnostics.get(uri, []) if d.code == "link-suggestion" and d.range.start == at]
+
+    await eventually(lambda: [d for d in bare_client.diagnostics.get(uri, []) if d.code == "link-suggestion"])
+    assert not hints_at()  # no page is named so yet
+    other = "inbox/Vault Search Ideas.md"
+    other_uri, other_text = open_doc(bare_client, vault, other)
+    renamed = "---\ntitle: Soaker Hose\n---\n" + other_text
+    bare_client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=other_uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=renamed)]))
+    found = await eventually(hints_at)
+    assert "Soaker Hose" in found[0].message
+    bare_client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=other_uri, version=3),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=other_text)]))
+    await eventually(lambda: not hints_at())  # and gone with the name

@@ -4,6 +4,8 @@ would, and the vault is indexed again to check what changed."""
 
 from __future__ import annotations
 
+import asyncio
+
 from datetime import date
 from pathlib import Path
 
@@ -103,6 +105,28 @@ async def test_daily_note_format_setting_and_moment_tokens(bare_client: Language
     change_doc(bare_client, uri, 2, whole(buffer))
     result = await complete(bare_client, uri, end_of(buffer))
     name = format_date(date.today(), "dddd, MMMM Do YYYY")
+    assert result.items[0].label == "today" and result.items[0].text_edit.new_text == f"{name}]]"
+    assert f"days/{name}.md" in result.items[0].detail
+
+
+async def test_a_changed_daily_notes_file_is_read_again(bare_client: LanguageClient, vault: Path):
+    await start_nav_session(bare_client, vault)
+    uri, text = open_doc(bare_client, vault, "Home.md")
+    buffer = text + "[[today"
+    change_doc(bare_client, uri, 2, whole(buffer))
+    result = await complete(bare_client, uri, end_of(buffer))
+    assert f"journal/{format_date(date.today())}.md" in result.items[0].detail
+    settings = vault / ".obsidian" / "daily-notes.json"
+    settings.write_text('{"format": "YYYY.MM.DD", "folder": "days"}', encoding="utf-8")
+    bare_client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=settings.as_uri(), type=types.FileChangeType.Changed)]))
+    name = format_date(date.today(), "YYYY.MM.DD")
+    for version in range(3, 60):
+        change_doc(bare_client, uri, version, whole(buffer))
+        result = await complete(bare_client, uri, end_of(buffer))
+        if result.items and result.items[0].text_edit.new_text == f"{name}]]":
+            break
+        await asyncio.sleep(0.1)
     assert result.items[0].label == "today" and result.items[0].text_edit.new_text == f"{name}]]"
     assert f"days/{name}.md" in result.items[0].detail
 

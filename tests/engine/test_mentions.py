@@ -149,3 +149,16 @@ def test_label_first_vaults_write_the_label_first():
     mentions = unlinked_mentions(vault, "notes/soil.md")
     change = link_mentions(vault, mentions, "notes/soil.md", files.get)
     assert [e.new_text for e in change.edits] == ["[[soil health|soil]]"]
+
+
+def test_unlinked_mentions_find_names_in_any_case_with_separators_and_non_ascii_letters():
+    # candidate_pages' quick text test runs on casefolded text: it must keep every page the
+    # scan accepts (STRASSE and Straße are one word casefolded) and drop partial words.
+    files = {"Große Straße.md": "# Große Straße\n", "2023-08-04.md": "# 2023-08-04\n",
+             "a.md": "Down the GROSSE STRASSE we went.\n",
+             "b.md": "Then große straße again; not xgroße straße.\n",
+             "c.md": "On 2023 - 08 - 04 and 2023-08-04, not 12023-08-04.\n"}
+    vault = build_vault({**FILLER, **files})
+    assert [(m.path, m.text) for m in unlinked_mentions(vault, "Große Straße.md")] == [
+        ("a.md", "GROSSE STRASSE"), ("b.md", "große straße")]
+    assert [(m.path, m.text) for m in unlinked_mentions(vault, "2023-08-04.md")] == [("c.md", "2023 - 08 - 04"), ("c.md", "2023-08-04")]
