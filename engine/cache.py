@@ -45,7 +45,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .compact import MARSHAL_VERSION, schema_version
+from .compact import CHUNK_HEAD, MARSHAL_VERSION, records_length, schema_version
 
 log = logging.getLogger("vaultlens")
 
@@ -262,7 +262,7 @@ class CacheFile:
             raise CacheError(f"unreadable: {exc}") from None
 
     def read(self, chunk: Chunk) -> bytes:
-        """A chunk's bytes, checked against its tag."""
+        """A snapshot piece's bytes, checked against its tag."""
         try:
             raw = _pread(self._fd, chunk.length, chunk.offset)
         except OSError as exc:
@@ -271,11 +271,101 @@ class CacheFile:
             raise CacheError("chunk tag mismatch")
         return raw
 
+    def read_records(self, chunk: Chunk) -> tuple[bytes, int]:
+        """A page chunk's records (its head and records, checked against its tag), and where
+        in the file its body region starts (``compact.split_chunk``; the bodies are not read)."""
+        try:
+            head = _pread(self._fd, CHUNK_HEAD, chunk.offset)
+            n = records_length(head) if len(head) == CHUNK_HEAD else -1
+            if n < 0 or CHUNK_HEAD + n > chunk.length:
+                raise CacheError("chunk records out of range")
+            raw = _pread(self._fd, n, chunk.offset + CHUNK_HEAD)
+        except OSError as exc:
+            raise CacheError(f"cannot read: {exc.strerror or exc}") from None
+        if len(raw) != n or not hmac.compare_digest(_tag(self._key, head + raw), chunk.tag):
+            raise CacheError("chunk tag mismatch")
+        return raw, chunk.offset + CHUNK_HEAD + n
+
+    def chunk_bytes(self, chunk: Chunk, records: bytes) -> bytes:
+        """A page chunk's whole bytes as stored, to be written again (``records``: its records
+        as ``read_records`` checked them; its bodies stay checked by their digests)."""
+        try:
+            raw = _pread(self._fd, chunk.length, chunk.offset)
+        except OSError as exc:
+            raise CacheError(f"cannot read: {exc.strerror or exc}") from None
+        if len(raw) != chunk.length or raw[CHUNK_HEAD : CHUNK_HEAD + len(records)] != records:
+            raise CacheError("chunk changed while read")
+        return raw
+
+    def body_file(self) -> BodyFile:
+        """The file's bodies, readable after this file is closed (and after it is replaced)."""
+        return BodyFile(self.path, os.dup(self._fd))
+
     def close(self) -> None:
         """Release the file."""
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+class BodyFile:
+    """Page bodies read from an index file, on demand (``compact.BodyRegion``).
+
+    Its own descriptor of the file, open while pages read from it live: a later index file
+    replaces the name, not this file, so the bytes stay what the records were checked with
+    (POSIX; Windows cannot replace an open file, so bodies are read at load there). Every
+    body read is checked against the SHA-256 its tagged record holds.
+    """
+
+    def __init__(self, path: str, fd: int) -> None:
+        self.path = path
+        self._fd = fd
+        self._ino = _inode(fd)
+        self.damage_seen = False
+
+    def read(self, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` (fewer past the end; b"" when unreadable)."""
+        try:
+            return _pread(self._fd, length, offset)
+        except OSError:
+            return b""
+
+    def damaged(self) -> None:
+        """A body did not match its record: log it once and remove the file (if the name still
+        is this file), so the next start rebuilds it."""
+        if self.damage_seen:
+            return
+        self.damage_seen = True
+        log.warning("vaultlens index %s: a page body does not match its record; the index will be rebuilt", self.path)
+        try:
+            st = os.lstat(self.path)
+            if self._ino is not None and (st.st_dev, st.st_ino) == self._ino:
+                os.unlink(self.path)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """Release the file."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit anything may be gone
+            pass
+
+
+def _inode(fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+LAZY_BODIES = os.name != "nt"  # Windows cannot replace a file held open: bodies are read at load
 
 
 class CacheWriter:
@@ -332,9 +422,13 @@ class CacheWriter:
         self.abort()
 
     def add(self, blob: bytes, manifest: tuple[tuple[str, int, int, bytes], ...]) -> None:
-        """Append one chunk of page records."""
+        """Append one chunk of page records (``compact.chunk_blob``: its head and records are
+        tagged; its bodies are checked by the digests the records hold)."""
+        if len(blob) < CHUNK_HEAD or CHUNK_HEAD + records_length(blob) > len(blob):
+            raise ValueError("not a chunk of page records")
+        tagged = memoryview(blob)[: CHUNK_HEAD + records_length(blob)]
         if self._write(blob):
-            self._chunks.append((self._offset, len(blob), _tag(self._key, blob), manifest))
+            self._chunks.append((self._offset, len(blob), _tag(self._key, tagged), manifest))
             self._offset += len(blob)
 
     def add_snapshot(self, blob: bytes, names: tuple[str, ...] = ()) -> None:

@@ -21,6 +21,7 @@ import dataclasses
 import hashlib
 import marshal
 import os
+import struct
 import sys
 from collections import OrderedDict
 from sys import intern
@@ -30,11 +31,12 @@ from . import __version__
 from .fields import BodyCounts, PageFields
 from .model import Heading, Link, Page, Problem, Span, Tag, fast_constructor
 
-RECORD_VERSION = 5  # bump when the layout below changes
+RECORD_VERSION = 6  # bump when the layout below changes
 MARSHAL_VERSION = 4
 
 _HEAVY = ("links", "edges", "headings", "blocks", "inline_tags", "problems", "meta")
 _LIGHT = ("path", "title", "stem", "aliases", "tags", "type", "created", "updated", "body", "body_line", "size")
+_BODY_AT = _LIGHT.index("body")  # a record's body: the text, or where a chunk holds it (``ChunkBuilder``)
 _COMPARED = tuple(f.name for f in dataclasses.fields(Page) if f.compare)
 _PAGE_FIELDS = tuple(f.name for f in dataclasses.fields(PageFields))
 
@@ -120,8 +122,9 @@ def _link(link: Link) -> tuple[Any, ...]:
     )
 
 
-def encode_page(page: Page) -> tuple[Any, ...]:
-    """A page as a record (marshal-ready)."""
+def encode_page(page: Page, body: tuple[int, int, bytes] | None = None) -> tuple[Any, ...]:
+    """A page as a record (marshal-ready). ``body``: where its chunk holds the body instead
+    (``ChunkBuilder``); without it the record holds the text."""
     heavy = (
         tuple(map(_link, page.links)),
         tuple(map(_link, page.edges)),
@@ -140,7 +143,7 @@ def encode_page(page: Page) -> tuple[Any, ...]:
         intern(page.type) if page.type is not None else None,
         page.created,
         page.updated,
-        page.body,
+        page.body if body is None else body,
         page.body_line,
         page.size,
         tuple((intern(kind), intern(target)) for kind, target in link_kinds(page)),
@@ -207,15 +210,31 @@ _CONVERT = (
 _RAW = (True, True, True, False, True, True, False)  # which heavy fields need converting (blocks, meta: no)
 
 
-def decode_page(record: tuple[Any, ...], unpacked: Unpacked | None = None, shared: dict[Any, Any] | None = None) -> CompactPage:
+def decode_page(
+    record: tuple[Any, ...],
+    unpacked: Unpacked | None = None,
+    shared: dict[Any, Any] | None = None,
+    bodies: BodyRegion | None = None,
+) -> CompactPage:
     """The page a record holds; its heavy fields are unpacked when read, through ``unpacked``
     (share one per load; without one, each page keeps its own once read). With ``shared``
     (one dict per load), equal ``(kind, target)`` pairs of different pages become one object:
     a vault links to the same pages again and again (87,614 pairs, 20,275 distinct, at 10,000
-    pages: 3.8 MB)."""
+    pages: 3.8 MB). ``bodies``: the body region of the record's chunk, for a record that
+    holds where its body is rather than the text (``ChunkBuilder``); a lazy region leaves the
+    body there, read when ``page.body`` is (``BodyRegion``)."""
     page = _new(CompactPage)
     for setter, value in zip(_LIGHT_SETTERS, record):
         setter(page, value)
+    body = record[_BODY_AT]
+    if type(body) is not str:
+        if bodies is None:
+            raise TypeError("a record whose body is in its chunk, decoded without the chunk")
+        if bodies.lazy:
+            _set_body_ref(page, body)
+            _set_bodies(page, bodies)
+        else:
+            _set_body_text(page, bodies.text_at(body))
     targets = record[11]
     if shared is not None and targets:
         setdefault = shared.setdefault
@@ -228,6 +247,188 @@ def decode_page(record: tuple[Any, ...], unpacked: Unpacked | None = None, share
     return page
 
 
+def _set_light_body(page: CompactPage, value: Any) -> None:
+    if type(value) is str:
+        _set_body_text(page, value)
+
+
+# --- bodies out of line -----------------------------------------------------------------------
+#
+# A stored chunk is ``[records length: 8 bytes][marshalled records][every body, UTF-8]``; a
+# page record says where in that body region its body is and the SHA-256 (16 bytes) of it.
+# The index file's tag covers the length and the records only: a warm start neither reads,
+# hashes nor unmarshals the bodies (a third of the file), and a page holds no body text until
+# one is read, checked against its digest (the digest is inside the tagged records, so a
+# body is exactly as trusted as its record).
+
+_CHUNK_HEAD = struct.Struct("<Q")
+CHUNK_HEAD = _CHUNK_HEAD.size
+
+
+def body_digest(data: bytes | memoryview) -> bytes:
+    """What a record holds to check its body's bytes: 16 bytes of SHA-256."""
+    return hashlib.sha256(data).digest()[:16]
+
+
+def _utf8(data: bytes | memoryview) -> bytes:
+    return data if type(data) is bytes else bytes(data)
+
+
+def _encoded(body: str) -> bytes:
+    return body.encode("utf-8", "surrogatepass")  # any str, lone surrogates too, and back
+
+
+def chunk_blob(records: bytes, bodies: list[bytes]) -> bytes:
+    """A stored chunk: the marshalled ``records`` and the bodies they point into."""
+    return b"".join((_CHUNK_HEAD.pack(len(records)), records, *bodies))
+
+
+def records_length(head: bytes | memoryview) -> int:
+    """The length of the records part, from a chunk's first ``CHUNK_HEAD`` bytes."""
+    return _CHUNK_HEAD.unpack_from(head)[0]
+
+
+def split_chunk(blob: bytes) -> tuple[memoryview, memoryview]:
+    """A whole chunk's records part and body region (views of ``blob``); ValueError when the
+    length at its head does not fit."""
+    view = memoryview(blob)
+    if len(view) < CHUNK_HEAD:
+        raise ValueError("chunk shorter than its head")
+    n = records_length(view)
+    if CHUNK_HEAD + n > len(view):
+        raise ValueError("chunk records out of range")
+    return view[CHUNK_HEAD : CHUNK_HEAD + n], view[CHUNK_HEAD + n :]
+
+
+class ChunkBuilder:
+    """One chunk of page records in the making (``add`` each page, then ``blob``)."""
+
+    __slots__ = ("records", "_bodies", "_size")
+
+    def __init__(self) -> None:
+        self.records: list[tuple[Any, Any]] = []
+        self._bodies: list[bytes] = []
+        self._size = 0
+
+    def add(self, page: Page, fields: tuple[Any, ...]) -> None:
+        """Append a page (its record made here) and its fields record."""
+        data = _encoded(page.body)
+        self.records.append((encode_page(page, (self._size, len(data), body_digest(data))), fields))
+        self._bodies.append(data)
+        self._size += len(data)
+
+    def add_record(self, record: tuple[Any, Any], data: bytes) -> None:
+        """Append a stored record again, ``data`` its body's bytes (already checked or not:
+        its digest stays, so it is checked when read)."""
+        page, fields = record
+        body = page[_BODY_AT]
+        if type(body) is str:  # a record holding its text (only made by tests)
+            data = _encoded(body)
+            ref = (self._size, len(data), body_digest(data))
+        else:
+            ref = (self._size, body[1], body[2])
+        self.records.append(((*page[:_BODY_AT], ref, *page[_BODY_AT + 1 :]), fields))
+        self._bodies.append(data)
+        self._size += len(data)
+
+    def blob(self) -> bytes:
+        """The chunk's bytes."""
+        return chunk_blob(marshal.dumps(self.records, MARSHAL_VERSION), self._bodies)
+
+
+def rechunk(records: list[tuple[Any, Any]], region: BodyRegion) -> bytes:
+    """A chunk of some of a stored chunk's records (``records``, as unmarshalled), their bodies
+    taken from that chunk's ``region`` as stored (not decoded: each keeps its digest)."""
+    chunk = ChunkBuilder()
+    for record in records:
+        body = record[0][_BODY_AT]
+        chunk.add_record(record, b"" if type(body) is str else region.raw(body[0], body[1]))
+    return chunk.blob()
+
+
+class RecentBodies:
+    """The bodies read most recently, for one load's lazily held pages: a bounded LRU, so a
+    walk over every body (a regex filter, the phrase index) keeps only the last ``limit``."""
+
+    __slots__ = ("_items", "limit")
+
+    def __init__(self, limit: int = 2048) -> None:
+        self._items: OrderedDict[int, tuple[CompactPage, str]] = OrderedDict()
+        self.limit = limit
+
+    def get(self, page: CompactPage) -> str | None:
+        """``page``'s body when it was read lately."""
+        found = self._items.get(id(page))  # the entry holds the page, so the id cannot be reused
+        if found is None:
+            return None
+        try:
+            self._items.move_to_end(id(page))
+        except KeyError:  # evicted by another thread just now
+            pass
+        return found[1]
+
+    def put(self, page: CompactPage, text: str) -> None:
+        """Remember ``page``'s body."""
+        items = self._items
+        items[id(page)] = (page, text)
+        while len(items) > self.limit:
+            try:
+                items.popitem(last=False)
+            except KeyError:
+                break
+
+
+class BodyRegion:
+    """The body region of one stored chunk, and how to read it.
+
+    ``read(offset, length)`` gives bytes of the region (an index file's, through ``cache``,
+    which alone reads it), or ``data`` holds the region. ``lazy``: pages keep only where their
+    body is and read it when asked (through ``recent``); else bodies are decoded at once. A
+    body whose bytes do not match their digest is never used: ``damaged(path)`` (set by the
+    loader) is asked for the text instead, and without it ValueError is raised. ``trusted``:
+    ``data`` a parse worker of this process just made, decoded without checking.
+    """
+
+    __slots__ = ("read", "base", "data", "lazy", "recent", "damaged", "trusted")
+
+    def __init__(self, *, read: Any = None, base: int = 0, data: bytes | memoryview | None = None, lazy: bool = False,
+                 recent: RecentBodies | None = None, damaged: Any = None, trusted: bool = False) -> None:
+        self.trusted = trusted  # ``data`` this process was just handed by its own parse worker: not checked again
+        self.read = read
+        self.base = base
+        self.data = data
+        self.lazy = lazy
+        self.recent = recent if recent is not None else RecentBodies(64)
+        self.damaged = damaged
+
+    def raw(self, offset: int, length: int) -> bytes:
+        """The region's bytes at ``offset`` (unchecked)."""
+        if self.data is not None:
+            return _utf8(self.data[offset : offset + length])
+        return self.read(self.base + offset, length)
+
+    def text_at(self, ref: tuple[int, int, bytes], path: str = "") -> str:
+        """The body a record's ``ref`` points to, checked against its digest."""
+        offset, length, digest = ref
+        if self.trusted:
+            return str(self.data[offset : offset + length], "utf-8", "surrogatepass")  # type: ignore[index]
+        data = self.raw(offset, length)
+        if len(data) == length and body_digest(data) == digest:
+            return data.decode("utf-8", "surrogatepass")
+        if self.damaged is None:
+            raise ValueError("a page body does not match its record")
+        return self.damaged(path)
+
+    def text(self, page: CompactPage) -> str:
+        """``page.body`` of a page decoded lazily from this region."""
+        recent = self.recent
+        found = recent.get(page)
+        if found is None:
+            found = self.text_at(_get_body_ref(page), _get_path(page))
+            recent.put(page, found)
+        return found
+
+
 class CompactPage(Page):
     """A ``Page`` decoded from a record: equal to, and usable as, the page it was made from.
 
@@ -235,7 +436,7 @@ class CompactPage(Page):
     copies as a plain ``Page``; ``dataclasses.replace`` gives a page with every field set.
     """
 
-    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked", "_flags")
+    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked", "_flags", "_body_ref", "_bodies")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Page):
@@ -264,8 +465,26 @@ def _lazy(name: str, index: int) -> property:
 for _index, _name in enumerate(_HEAVY):
     setattr(CompactPage, _name, _lazy(_name, _index))
 
+
+def _lazy_body() -> property:
+    member = Page.__dict__["body"]
+    get, set_ = member.__get__, member.__set__
+
+    def read(self: CompactPage) -> str:
+        try:
+            return get(self, CompactPage)  # decoded at once, or set by __init__
+        except AttributeError:
+            return _get_bodies(self).text(self)
+
+    return property(read, set_, doc="``Page.body``, read from its chunk's body region when not held")
+
+
+CompactPage.body = _lazy_body()  # type: ignore[assignment]
+
 _new = object.__new__
-_LIGHT_SETTERS = tuple(Page.__dict__[name].__set__ for name in _LIGHT)
+_set_body_text = Page.__dict__["body"].__set__
+_get_path = Page.__dict__["path"].__get__
+_LIGHT_SETTERS = tuple(Page.__dict__[name].__set__ if name != "body" else _set_light_body for name in _LIGHT)
 _set_heavy = CompactPage.__dict__["_heavy"].__set__
 _get_heavy = CompactPage.__dict__["_heavy"].__get__
 _set_targets = CompactPage.__dict__["_targets"].__set__
@@ -273,6 +492,10 @@ _set_piped = CompactPage.__dict__["_piped"].__set__
 _set_flags = CompactPage.__dict__["_flags"].__set__
 _set_unpacked = CompactPage.__dict__["_unpacked"].__set__
 _get_unpacked = CompactPage.__dict__["_unpacked"].__get__
+_set_body_ref = CompactPage.__dict__["_body_ref"].__set__
+_get_body_ref = CompactPage.__dict__["_body_ref"].__get__
+_set_bodies = CompactPage.__dict__["_bodies"].__set__
+_get_bodies = CompactPage.__dict__["_bodies"].__get__
 
 
 # --- page fields ----------------------------------------------------------------------------
