@@ -180,7 +180,7 @@ class Unpacked:
             slots = found[1]
         else:
             # [which fields are still as marshalled, then the fields]
-            slots = [list(_RAW), *marshal.loads(_get_heavy(page))]
+            slots = [list(_RAW), *marshal.loads(_heavy_blob(page))]
             self._items[key] = (page, slots)
             while len(self._items) > self.limit:
                 try:
@@ -214,34 +214,35 @@ def decode_page(
     record: tuple[Any, ...],
     unpacked: Unpacked | None = None,
     shared: dict[Any, Any] | None = None,
-    bodies: BodyRegion | None = None,
+    region: BodyRegion | None = None,
 ) -> CompactPage:
     """The page a record holds; its heavy fields are unpacked when read, through ``unpacked``
     (share one per load; without one, each page keeps its own once read). With ``shared``
     (one dict per load), equal ``(kind, target)`` pairs of different pages become one object:
     a vault links to the same pages again and again (87,614 pairs, 20,275 distinct, at 10,000
-    pages: 3.8 MB). ``bodies``: the body region of the record's chunk, for a record that
-    holds where its body is rather than the text (``ChunkBuilder``); a lazy region leaves the
-    body there, read when ``page.body`` is (``BodyRegion``)."""
+    pages: 3.8 MB). ``region``: the out-of-line region of the record's chunk, for a record
+    made by ``ChunkBuilder`` (its body and heavy blob are there); a lazy region leaves them
+    there, read when used (``BodyRegion``)."""
     page = _new(CompactPage)
     for setter, value in zip(_LIGHT_SETTERS, record):
         setter(page, value)
-    body = record[_BODY_AT]
-    if type(body) is not str:
-        if bodies is None:
-            raise TypeError("a record whose body is in its chunk, decoded without the chunk")
-        if bodies.lazy:
-            _set_body_ref(page, body)
-            _set_bodies(page, bodies)
-        else:
-            _set_body_text(page, bodies.text_at(body))
+    ref = record[_BODY_AT]
+    if type(ref) is str:  # a record holding its body and heavy blob (``encode_page`` alone)
+        _set_heavy(page, record[13])
+    elif region is None:
+        raise TypeError("a record whose body is in its chunk, decoded without the chunk")
+    elif region.lazy:
+        _set_ref(page, ref)
+        _set_region(page, region)
+    else:
+        _set_body_text(page, region.text_at(ref, record[0]))
+        _set_heavy(page, region.part(ref, _HEAVY_PART, record[0]))
     targets = record[11]
     if shared is not None and targets:
         setdefault = shared.setdefault
         targets = tuple([setdefault(pair, pair) for pair in targets])
     _set_targets(page, targets)
     _set_piped(page, record[12])
-    _set_heavy(page, record[13])
     _set_flags(page, record[14])
     _set_unpacked(page, unpacked if unpacked is not None else Unpacked(1))
     return page
@@ -252,35 +253,42 @@ def _set_light_body(page: CompactPage, value: Any) -> None:
         _set_body_text(page, value)
 
 
-# --- bodies out of line -----------------------------------------------------------------------
+def _heavy_blob(page: CompactPage) -> bytes:
+    try:
+        return _get_heavy(page)
+    except AttributeError:  # out of line: read from its chunk's region (not kept)
+        return _get_region(page).part(_get_ref(page), _HEAVY_PART, _get_path(page))
+
+
+# --- out of line: bodies, heavy blobs, body counts --------------------------------------------
 #
-# A stored chunk is ``[records length: 8 bytes][marshalled records][every body, UTF-8]``; a
-# page record says where in that body region its body is and the SHA-256 (16 bytes) of it.
-# The index file's tag covers the length and the records only: a warm start neither reads,
-# hashes nor unmarshals the bodies (a third of the file), and a page holds no body text until
-# one is read, checked against its digest (the digest is inside the tagged records, so a
-# body is exactly as trusted as its record).
+# A stored chunk is ``[records length: 8 bytes][marshalled records][region]``. The region holds,
+# page after page, the body (UTF-8), the heavy blob (links, headings...: ``encode_page``) and
+# the body counts blob (``encode_fields``): together about 60% of what a page costs in memory.
+# A record holds, instead of them, one ``ref``: where the page's three parts are in the region
+# and the SHA-256 (16 bytes) of each. The index file's tag covers the head and the records
+# only: a warm start neither reads, hashes nor unmarshals the region, and a page holds none
+# of it until a part is used; then it is read (``os.pread``) and checked against its digest,
+# which is inside the tagged records, so a part is exactly as trusted as its record.
 
 _CHUNK_HEAD = struct.Struct("<Q")
 CHUNK_HEAD = _CHUNK_HEAD.size
+_REF = struct.Struct("<QIII16s16s16s")  # offset in the region; body, heavy, counts lengths; digests
+_BODY_PART, _HEAVY_PART, _COUNTS_PART = 0, 1, 2
 
 
 def body_digest(data: bytes | memoryview) -> bytes:
-    """What a record holds to check its body's bytes: 16 bytes of SHA-256."""
+    """What a record holds to check one out-of-line part's bytes: 16 bytes of SHA-256."""
     return hashlib.sha256(data).digest()[:16]
-
-
-def _utf8(data: bytes | memoryview) -> bytes:
-    return data if type(data) is bytes else bytes(data)
 
 
 def _encoded(body: str) -> bytes:
     return body.encode("utf-8", "surrogatepass")  # any str, lone surrogates too, and back
 
 
-def chunk_blob(records: bytes, bodies: list[bytes]) -> bytes:
-    """A stored chunk: the marshalled ``records`` and the bodies they point into."""
-    return b"".join((_CHUNK_HEAD.pack(len(records)), records, *bodies))
+def chunk_blob(records: bytes, parts: list[bytes]) -> bytes:
+    """A stored chunk: the marshalled ``records`` and the region they point into."""
+    return b"".join((_CHUNK_HEAD.pack(len(records)), records, *parts))
 
 
 def records_length(head: bytes | memoryview) -> int:
@@ -289,7 +297,7 @@ def records_length(head: bytes | memoryview) -> int:
 
 
 def split_chunk(blob: bytes) -> tuple[memoryview, memoryview]:
-    """A whole chunk's records part and body region (views of ``blob``); ValueError when the
+    """A whole chunk's records part and region (views of ``blob``); ValueError when the
     length at its head does not fit."""
     view = memoryview(blob)
     if len(view) < CHUNK_HEAD:
@@ -303,46 +311,45 @@ def split_chunk(blob: bytes) -> tuple[memoryview, memoryview]:
 class ChunkBuilder:
     """One chunk of page records in the making (``add`` each page, then ``blob``)."""
 
-    __slots__ = ("records", "_bodies", "_size")
+    __slots__ = ("records", "_parts", "_size")
 
     def __init__(self) -> None:
         self.records: list[tuple[Any, Any]] = []
-        self._bodies: list[bytes] = []
+        self._parts: list[bytes] = []
         self._size = 0
 
     def add(self, page: Page, fields: tuple[Any, ...]) -> None:
-        """Append a page (its record made here) and its fields record."""
-        data = _encoded(page.body)
-        self.records.append((encode_page(page, (self._size, len(data), body_digest(data))), fields))
-        self._bodies.append(data)
-        self._size += len(data)
+        """Append a page (its record made here) and its ``encode_fields`` record."""
+        record = encode_page(page)
+        body, heavy, counts = _encoded(page.body), record[13], fields[_BODY]
+        self._add(record, fields, body, heavy, counts, body_digest(body), body_digest(heavy), body_digest(counts))
 
-    def add_record(self, record: tuple[Any, Any], data: bytes) -> None:
-        """Append a stored record again, ``data`` its body's bytes (already checked or not:
-        its digest stays, so it is checked when read)."""
+    def _add(self, record, fields, body, heavy, counts, *digests) -> None:  # noqa: ANN001
+        ref = _REF.pack(self._size, len(body), len(heavy), len(counts), *digests)
+        self.records.append(((*record[:_BODY_AT], ref, *record[_BODY_AT + 1 : 13], None, *record[14:]),
+                             (*fields[:_BODY], ref, *fields[_BODY + 1 :])))
+        self._parts += (body, heavy, counts)
+        self._size += len(body) + len(heavy) + len(counts)
+
+    def add_stored(self, record: tuple[Any, Any], region: BodyRegion) -> None:
+        """Append a record of a stored chunk again, its parts copied from that chunk's
+        ``region`` as they are (their digests stay, so they are checked when read)."""
         page, fields = record
-        body = page[_BODY_AT]
-        if type(body) is str:  # a record holding its text (only made by tests)
-            data = _encoded(body)
-            ref = (self._size, len(data), body_digest(data))
-        else:
-            ref = (self._size, body[1], body[2])
-        self.records.append(((*page[:_BODY_AT], ref, *page[_BODY_AT + 1 :]), fields))
-        self._bodies.append(data)
-        self._size += len(data)
+        offset, n_body, n_heavy, n_counts, *digests = _REF.unpack(page[_BODY_AT])
+        data = region.raw(offset, n_body + n_heavy + n_counts)
+        self._add(page, fields, data[:n_body], data[n_body : n_body + n_heavy], data[n_body + n_heavy :], *digests)
 
     def blob(self) -> bytes:
         """The chunk's bytes."""
-        return chunk_blob(marshal.dumps(self.records, MARSHAL_VERSION), self._bodies)
+        return chunk_blob(marshal.dumps(self.records, MARSHAL_VERSION), self._parts)
 
 
 def rechunk(records: list[tuple[Any, Any]], region: BodyRegion) -> bytes:
-    """A chunk of some of a stored chunk's records (``records``, as unmarshalled), their bodies
-    taken from that chunk's ``region`` as stored (not decoded: each keeps its digest)."""
+    """A chunk of some of a stored chunk's records (``records``, as unmarshalled), their parts
+    taken from that chunk's ``region``."""
     chunk = ChunkBuilder()
     for record in records:
-        body = record[0][_BODY_AT]
-        chunk.add_record(record, b"" if type(body) is str else region.raw(body[0], body[1]))
+        chunk.add_stored(record, region)
     return chunk.blob()
 
 
@@ -379,52 +386,65 @@ class RecentBodies:
 
 
 class BodyRegion:
-    """The body region of one stored chunk, and how to read it.
+    """The out-of-line region of one stored chunk, and how to read it.
 
     ``read(offset, length)`` gives bytes of the region (an index file's, through ``cache``,
-    which alone reads it), or ``data`` holds the region. ``lazy``: pages keep only where their
-    body is and read it when asked (through ``recent``); else bodies are decoded at once. A
-    body whose bytes do not match their digest is never used: ``damaged(path)`` (set by the
-    loader) is asked for the text instead, and without it ValueError is raised. ``trusted``:
-    ``data`` a parse worker of this process just made, decoded without checking.
+    which alone reads files; ``base``: where the region starts), or ``data`` holds the
+    region. ``lazy``: pages and fields keep only their ``ref`` and read a part when it is used
+    (bodies through the bounded ``recent``); else every part is taken at once. A part whose
+    bytes do not match their digest is never used: ``damaged(path)`` (set by the loader)
+    gives the page parsed again, its part is taken from that; without it ValueError is raised.
+    ``trusted``: ``data`` a parse worker of this process just made, taken without checking.
     """
 
     __slots__ = ("read", "base", "data", "lazy", "recent", "damaged", "trusted")
 
     def __init__(self, *, read: Any = None, base: int = 0, data: bytes | memoryview | None = None, lazy: bool = False,
                  recent: RecentBodies | None = None, damaged: Any = None, trusted: bool = False) -> None:
-        self.trusted = trusted  # ``data`` this process was just handed by its own parse worker: not checked again
         self.read = read
         self.base = base
         self.data = data
         self.lazy = lazy
         self.recent = recent if recent is not None else RecentBodies(64)
         self.damaged = damaged
+        self.trusted = trusted
 
     def raw(self, offset: int, length: int) -> bytes:
         """The region's bytes at ``offset`` (unchecked)."""
         if self.data is not None:
-            return _utf8(self.data[offset : offset + length])
+            return bytes(self.data[offset : offset + length])
         return self.read(self.base + offset, length)
 
-    def text_at(self, ref: tuple[int, int, bytes], path: str = "") -> str:
-        """The body a record's ``ref`` points to, checked against its digest."""
-        offset, length, digest = ref
-        if self.trusted:
-            return str(self.data[offset : offset + length], "utf-8", "surrogatepass")  # type: ignore[index]
-        data = self.raw(offset, length)
-        if len(data) == length and body_digest(data) == digest:
-            return data.decode("utf-8", "surrogatepass")
+    def part(self, ref: bytes, which: int, path: str) -> bytes:
+        """One part (``_BODY_PART``, ``_HEAVY_PART``, ``_COUNTS_PART``) of the page of ``ref``,
+        as stored, checked against its digest."""
+        offset, *rest = _REF.unpack(ref)
+        lengths, digests = rest[:3], rest[3:]
+        start = offset + sum(lengths[:which])
+        data = self.raw(start, lengths[which])
+        if self.trusted or (len(data) == lengths[which] and body_digest(data) == digests[which]):
+            return data
         if self.damaged is None:
-            raise ValueError("a page body does not match its record")
-        return self.damaged(path)
+            raise ValueError(f"{path}: a stored part does not match its record")
+        page = self.damaged(path)
+        if which == _BODY_PART:
+            return _encoded(page.body)
+        if which == _HEAVY_PART:
+            return encode_page(page)[13]
+        from .fields import page_fields  # noqa: PLC0415 - only for a damaged index
+
+        return encode_fields(page_fields(page))[_BODY]
+
+    def text_at(self, ref: bytes, path: str) -> str:
+        """The body of the page of ``ref``."""
+        return self.part(ref, _BODY_PART, path).decode("utf-8", "surrogatepass")
 
     def text(self, page: CompactPage) -> str:
         """``page.body`` of a page decoded lazily from this region."""
         recent = self.recent
         found = recent.get(page)
         if found is None:
-            found = self.text_at(_get_body_ref(page), _get_path(page))
+            found = self.text_at(_get_ref(page), _get_path(page))
             recent.put(page, found)
         return found
 
@@ -436,7 +456,7 @@ class CompactPage(Page):
     copies as a plain ``Page``; ``dataclasses.replace`` gives a page with every field set.
     """
 
-    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked", "_flags", "_body_ref", "_bodies")
+    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked", "_flags", "_ref", "_region")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Page):
@@ -474,7 +494,7 @@ def _lazy_body() -> property:
         try:
             return get(self, CompactPage)  # decoded at once, or set by __init__
         except AttributeError:
-            return _get_bodies(self).text(self)
+            return _get_region(self).text(self)
 
     return property(read, set_, doc="``Page.body``, read from its chunk's body region when not held")
 
@@ -492,10 +512,10 @@ _set_piped = CompactPage.__dict__["_piped"].__set__
 _set_flags = CompactPage.__dict__["_flags"].__set__
 _set_unpacked = CompactPage.__dict__["_unpacked"].__set__
 _get_unpacked = CompactPage.__dict__["_unpacked"].__get__
-_set_body_ref = CompactPage.__dict__["_body_ref"].__set__
-_get_body_ref = CompactPage.__dict__["_body_ref"].__get__
-_set_bodies = CompactPage.__dict__["_bodies"].__set__
-_get_bodies = CompactPage.__dict__["_bodies"].__get__
+_set_ref = CompactPage.__dict__["_ref"].__set__
+_get_ref = CompactPage.__dict__["_ref"].__get__
+_set_region = CompactPage.__dict__["_region"].__set__
+_get_region = CompactPage.__dict__["_region"].__get__
 
 
 # --- page fields ----------------------------------------------------------------------------
@@ -555,13 +575,14 @@ class PackedBodyCounts(BodyCounts):
 
     A page's distinct body tokens are most of what a stored vault holds (~2 million at 10,000
     pages): unmarshalling them all was two thirds of a warm start. They stay one ``bytes``
-    blob (about the size of the tuple it becomes) until something reads them (scoring a
-    candidate, an edit), then become the interned tokens once and for good. Reading
-    ``tokens`` or ``counts`` of a packed one goes through ``__getattr__`` (an unset slot), so a
-    page's counts once unpacked cost what a plain ``BodyCounts``'s do.
+    blob, or (a stored chunk's page) in the index file where the record points
+    (``BodyRegion``), until something reads them (scoring a candidate, an edit), then become
+    the interned tokens once and for good. Reading ``tokens`` or ``counts`` of a packed one
+    goes through ``__getattr__`` (an unset slot), so a page's counts once unpacked cost what a
+    plain ``BodyCounts``'s do.
     """
 
-    __slots__ = ("_blob",)
+    __slots__ = ("_blob", "_region", "_path")
 
     def __getattr__(self, name: str) -> Any:
         if name != "tokens" and name != "counts":
@@ -570,6 +591,12 @@ class PackedBodyCounts(BodyCounts):
             blob = _get_blob(self)
         except AttributeError:  # unpacked meanwhile by another thread
             return _get_tokens(self) if name == "tokens" else _get_counts(self)
+        try:
+            region = _get_counts_region(self)
+        except AttributeError:  # the blob itself
+            pass
+        else:  # ``blob`` is the page's ref into its chunk's region
+            blob = region.part(blob, _COUNTS_PART, _get_counts_path(self))
         tokens, counts = marshal.loads(blob)
         _set_tokens(self, tokens)
         _set_counts(self, counts)
@@ -589,16 +616,26 @@ class PackedBodyCounts(BodyCounts):
 _SHARED_FIELDS = tuple(i for i, name in enumerate(_PAGE_FIELDS) if name in ("alias_tokens", "alias_set", "tag_names", "tag_tokens"))
 
 
-def decode_fields(record: tuple[Any, ...], shared: dict[Any, Any] | None = None) -> PageFields:
+def decode_fields(record: tuple[Any, ...], shared: dict[Any, Any] | None = None, region: BodyRegion | None = None,
+                  path: str = "") -> PageFields:
     """The fields a record holds. With ``shared`` (one dict per load), equal alias and tag
-    values of different pages become one object (small frozensets cost 200+ bytes each)."""
+    values of different pages become one object (small frozensets cost 200+ bytes each).
+    ``region``: as for ``decode_page`` (a ``ChunkBuilder`` record's body counts are there;
+    ``path``: its page's)."""
     values = list(record)
     if shared is not None:
         for i in _SHARED_FIELDS:
             v = values[i]
             values[i] = shared.setdefault(v, v)
     counts = _new(PackedBodyCounts)
-    _set_blob(counts, values[_BODY])
+    blob = values[_BODY]
+    if region is not None:  # a ``ChunkBuilder`` record: ``blob`` is the page's ref
+        if region.lazy:
+            _set_counts_region(counts, region)
+            _set_counts_path(counts, path)
+        else:
+            blob = region.part(blob, _COUNTS_PART, path)
+    _set_blob(counts, blob)
     values[_BODY] = counts
     # PageFields is frozen: its __init__ sets each slot through object.__setattr__, which
     # costs more than the rest of decoding. A record of another length is a TypeError.
@@ -614,3 +651,7 @@ _get_counts = BodyCounts.__dict__["counts"].__get__
 _set_blob = PackedBodyCounts.__dict__["_blob"].__set__
 _get_blob = PackedBodyCounts.__dict__["_blob"].__get__
 _del_blob = PackedBodyCounts.__dict__["_blob"].__delete__
+_set_counts_region = PackedBodyCounts.__dict__["_region"].__set__
+_get_counts_region = PackedBodyCounts.__dict__["_region"].__get__
+_set_counts_path = PackedBodyCounts.__dict__["_path"].__set__
+_get_counts_path = PackedBodyCounts.__dict__["_path"].__get__

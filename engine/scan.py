@@ -325,15 +325,17 @@ class Decoder:
         if keep is not None:
             records = [records[i] for i in keep]
         unpacked, shared = self.unpacked, self.shared
-        return [(decode_page(p, unpacked, shared, region), decode_fields(f, shared)) for p, f in records], records
+        return [(decode_page(p, unpacked, shared, region), decode_fields(f, shared, region, p[0])) for p, f in records], records
 
-    def _damaged(self, path: str) -> str:
-        """The body of ``path`` when the index file's copy is damaged: read from the page's
-        file again (and the index file dropped, so the next start rebuilds it)."""
+    def _damaged(self, path: str) -> Page:
+        """The page at ``path`` parsed again, when the index file's copy of a part of it is
+        damaged (and the index file dropped, so the next start rebuilds it)."""
         if self.bodies is not None:
             self.bodies.damaged()
         page = load_page(self.root, path, label_first=self.label_first) if self.root else None
-        return page.body if page is not None else ""
+        if page is None:
+            raise CacheError(f"{path}: stored part damaged and the page cannot be read again")
+        return page
 
 
 def _worker_count(n_pages: int, workers: int | None) -> int:
