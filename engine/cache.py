@@ -184,6 +184,20 @@ def _pread(fd: int, length: int, offset: int) -> bytes:
 _SEEK_LOCK = threading.Lock()
 
 
+def _read_records(fd: int, key: bytes, chunk: Chunk) -> tuple[bytes, int]:
+    try:
+        head = _pread(fd, CHUNK_HEAD, chunk.offset)
+        n = records_length(head) if len(head) == CHUNK_HEAD else -1
+        if n < 0 or CHUNK_HEAD + n > chunk.length:
+            raise CacheError("chunk records out of range")
+        raw = _pread(fd, n, chunk.offset + CHUNK_HEAD)
+    except OSError as exc:
+        raise CacheError(f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) != n or not hmac.compare_digest(_tag(key, head + raw), chunk.tag):
+        raise CacheError("chunk tag mismatch")
+    return raw, chunk.offset + CHUNK_HEAD + n
+
+
 class CacheError(Exception):
     """The index file is missing, of another version, or damaged: it is ignored."""
 
@@ -273,18 +287,8 @@ class CacheFile:
 
     def read_records(self, chunk: Chunk) -> tuple[bytes, int]:
         """A page chunk's records (its head and records, checked against its tag), and where
-        in the file its body region starts (``compact.split_chunk``; the bodies are not read)."""
-        try:
-            head = _pread(self._fd, CHUNK_HEAD, chunk.offset)
-            n = records_length(head) if len(head) == CHUNK_HEAD else -1
-            if n < 0 or CHUNK_HEAD + n > chunk.length:
-                raise CacheError("chunk records out of range")
-            raw = _pread(self._fd, n, chunk.offset + CHUNK_HEAD)
-        except OSError as exc:
-            raise CacheError(f"cannot read: {exc.strerror or exc}") from None
-        if len(raw) != n or not hmac.compare_digest(_tag(self._key, head + raw), chunk.tag):
-            raise CacheError("chunk tag mismatch")
-        return raw, chunk.offset + CHUNK_HEAD + n
+        in the file its region starts (``compact.split_chunk``; the region is not read)."""
+        return _read_records(self._fd, self._key, chunk)
 
     def chunk_bytes(self, chunk: Chunk, records: bytes) -> bytes:
         """A page chunk's whole bytes as stored, to be written again (``records``: its records
@@ -299,7 +303,7 @@ class CacheFile:
 
     def body_file(self) -> BodyFile:
         """The file's bodies, readable after this file is closed (and after it is replaced)."""
-        return BodyFile(self.path, os.dup(self._fd))
+        return BodyFile(self.path, os.dup(self._fd), self._key)
 
     def close(self) -> None:
         """Release the file."""
@@ -309,17 +313,19 @@ class CacheFile:
 
 
 class BodyFile:
-    """Page bodies read from an index file, on demand (``compact.BodyRegion``).
+    """Page records and their out-of-line parts read from an index file after the load, on
+    demand (``compact.LazyChunk``, ``compact.BodyRegion``).
 
     Its own descriptor of the file, open while pages read from it live: a later index file
-    replaces the name, not this file, so the bytes stay what the records were checked with
-    (POSIX; Windows cannot replace an open file, so bodies are read at load there). Every
-    body read is checked against the SHA-256 its tagged record holds.
+    replaces the name, not this file (POSIX; Windows cannot replace an open file, so pages
+    are decoded at load there). Records are checked against their chunk's tag again when
+    read, every part against the SHA-256 its record holds.
     """
 
-    def __init__(self, path: str, fd: int) -> None:
+    def __init__(self, path: str, fd: int, key: bytes) -> None:
         self.path = path
         self._fd = fd
+        self._key = key
         self._ino = _inode(fd)
         self.damage_seen = False
 
@@ -329,6 +335,12 @@ class BodyFile:
             return _pread(self._fd, length, offset)
         except OSError:
             return b""
+
+    def read_records(self, chunk: Chunk) -> tuple[bytes, int]:
+        """``CacheFile.read_records``, after the load (a ``compact.LazyChunk`` filled)."""
+        if self._fd < 0:
+            raise CacheError("closed")
+        return _read_records(self._fd, self._key, chunk)
 
     def damaged(self) -> None:
         """A body did not match its record: log it once and remove the file (if the name still
@@ -421,15 +433,41 @@ class CacheWriter:
         log.warning("vaultlens index not written (%s); working without a stored index", self.failed)
         self.abort()
 
-    def add(self, blob: bytes, manifest: tuple[tuple[str, int, int, bytes], ...]) -> None:
+    def add(self, blob: bytes, manifest: tuple[tuple[str, int, int, bytes], ...]) -> int | None:
         """Append one chunk of page records (``compact.chunk_blob``: its head and records are
-        tagged; its bodies are checked by the digests the records hold)."""
+        tagged; its region is checked by the digests the records hold); where in the file its
+        region starts (None when writing failed)."""
         if len(blob) < CHUNK_HEAD or CHUNK_HEAD + records_length(blob) > len(blob):
             raise ValueError("not a chunk of page records")
         tagged = memoryview(blob)[: CHUNK_HEAD + records_length(blob)]
         if self._write(blob):
             self._chunks.append((self._offset, len(blob), _tag(self._key, tagged), manifest))
             self._offset += len(blob)
+            return self._offset - len(blob) + len(tagged)
+        return None
+
+    def reader(self) -> BodyFile | None:
+        """What has been written so far, readable while this file is written, after it is put
+        in place and after it is replaced (None when that cannot be had)."""
+        if self.failed is not None or not LAZY_BODIES:
+            return None
+        try:
+            self._file.flush()
+            return BodyFile(self.path, os.dup(self._file.fileno()), self._key)
+        except OSError as exc:
+            self._give_up(exc)
+            return None
+
+    def flush(self) -> bool:
+        """Hand what was written to the system, so ``reader`` reads it; False when writing failed."""
+        if self.failed is not None:
+            return False
+        try:
+            self._file.flush()
+        except OSError as exc:
+            self._give_up(exc)
+            return False
+        return True
 
     def add_snapshot(self, blob: bytes, names: tuple[str, ...] = ()) -> None:
         """Append a piece of the index snapshot (together, over every page of every chunk);

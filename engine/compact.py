@@ -21,8 +21,10 @@ import dataclasses
 import hashlib
 import marshal
 import os
+import gc
 import struct
 import sys
+import threading
 from collections import OrderedDict
 from sys import intern
 from typing import Any
@@ -215,6 +217,7 @@ def decode_page(
     unpacked: Unpacked | None = None,
     shared: dict[Any, Any] | None = None,
     region: BodyRegion | None = None,
+    into: CompactPage | None = None,
 ) -> CompactPage:
     """The page a record holds; its heavy fields are unpacked when read, through ``unpacked``
     (share one per load; without one, each page keeps its own once read). With ``shared``
@@ -222,8 +225,8 @@ def decode_page(
     a vault links to the same pages again and again (87,614 pairs, 20,275 distinct, at 10,000
     pages: 3.8 MB). ``region``: the out-of-line region of the record's chunk, for a record
     made by ``ChunkBuilder`` (its body and heavy blob are there); a lazy region leaves them
-    there, read when used (``BodyRegion``)."""
-    page = _new(CompactPage)
+    there, read when used (``BodyRegion``). ``into``: a page of a ``LazyChunk`` to fill."""
+    page = _new(CompactPage) if into is None else into
     for setter, value in zip(_LIGHT_SETTERS, record):
         setter(page, value)
     ref = record[_BODY_AT]
@@ -456,7 +459,7 @@ class CompactPage(Page):
     copies as a plain ``Page``; ``dataclasses.replace`` gives a page with every field set.
     """
 
-    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked", "_flags", "_ref", "_region")
+    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked", "_flags", "_ref", "_region", "_chunk")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Page):
@@ -516,6 +519,10 @@ _set_ref = CompactPage.__dict__["_ref"].__set__
 _get_ref = CompactPage.__dict__["_ref"].__get__
 _set_region = CompactPage.__dict__["_region"].__set__
 _get_region = CompactPage.__dict__["_region"].__get__
+_set_page_chunk = CompactPage.__dict__["_chunk"].__set__
+_get_page_chunk = CompactPage.__dict__["_chunk"].__get__
+_del_page_chunk = CompactPage.__dict__["_chunk"].__delete__
+_set_path = Page.__dict__["path"].__set__
 
 
 # --- page fields ----------------------------------------------------------------------------
@@ -617,11 +624,11 @@ _SHARED_FIELDS = tuple(i for i, name in enumerate(_PAGE_FIELDS) if name in ("ali
 
 
 def decode_fields(record: tuple[Any, ...], shared: dict[Any, Any] | None = None, region: BodyRegion | None = None,
-                  path: str = "") -> PageFields:
+                  path: str = "", into: PageFields | None = None) -> PageFields:
     """The fields a record holds. With ``shared`` (one dict per load), equal alias and tag
     values of different pages become one object (small frozensets cost 200+ bytes each).
     ``region``: as for ``decode_page`` (a ``ChunkBuilder`` record's body counts are there;
-    ``path``: its page's)."""
+    ``path``: its page's). ``into``: the fields of a ``LazyChunk`` page to fill."""
     values = list(record)
     if shared is not None:
         for i in _SHARED_FIELDS:
@@ -639,10 +646,139 @@ def decode_fields(record: tuple[Any, ...], shared: dict[Any, Any] | None = None,
     values[_BODY] = counts
     # PageFields is frozen: its __init__ sets each slot through object.__setattr__, which
     # costs more than the rest of decoding. A record of another length is a TypeError.
+    if into is not None:
+        if len(values) != len(_FIELD_SETTERS):
+            raise TypeError("a fields record of another length")
+        for setter, value in zip(_FIELD_SETTERS, values):
+            setter(into, value)
+        return into
     return _make_fields(*values)
 
 
 _make_fields = fast_constructor(PageFields)
+_FIELD_SETTERS = tuple(PageFields.__dict__[name].__set__ for name in _PAGE_FIELDS)
+_PAGE_SETTERS = tuple((f.name, Page.__dict__[f.name].__set__) for f in dataclasses.fields(Page))
+
+
+# --- records decoded on first use ---------------------------------------------------------------
+
+
+class LazyFields(PageFields):
+    """The ``PageFields`` of a page of a ``LazyChunk``: filled in place when first read, then
+    equal to, and usable as, the fields it was made from."""
+
+    __slots__ = ("_chunk",)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            chunk = _get_fields_chunk(self)
+        except AttributeError:
+            raise AttributeError(name) from None
+        chunk.fill()
+        return object.__getattribute__(self, name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PageFields):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _PAGE_FIELDS)
+
+    __hash__ = PageFields.__hash__
+
+    def __reduce__(self):  # a plain PageFields: the lazy form is an in-memory detail
+        return (PageFields, tuple(getattr(self, name) for name in _PAGE_FIELDS))
+
+
+def _page_getattr(self: CompactPage, name: str) -> Any:
+    try:
+        chunk = _get_page_chunk(self)
+    except AttributeError:
+        raise AttributeError(name) from None
+    chunk.fill()
+    return object.__getattribute__(self, name)
+
+
+CompactPage.__getattr__ = _page_getattr  # type: ignore[attr-defined]  # a ``LazyChunk`` page: filled on first read
+
+
+class LazyChunk:
+    """A stored chunk whose records are decoded when one of its pages is first read.
+
+    A warm start makes, per stored page, a ``CompactPage`` holding only its path and a
+    ``LazyFields`` holding nothing (a few hundred bytes a page, from the index file's
+    manifest), and decodes no record. Reading anything else of either goes through their
+    ``__getattr__`` (an unset slot) to ``fill``: the chunk's records are read again (``load``:
+    checked against the chunk's tag again, so a file changed since the start is never
+    believed) and decoded into those very objects, every page of the chunk at once, under a
+    lock, so another thread sees each slot unset or final. Then the chunk is forgotten.
+    When ``load`` fails, ``damaged(path)`` gives each page parsed again instead.
+    """
+
+    __slots__ = ("_load", "_entries", "_lock", "_unpacked", "_shared", "_damaged")
+
+    def __init__(self, paths: list[str], load: Any, unpacked: Unpacked, shared: dict[Any, Any], damaged: Any) -> None:
+        self._load = load  # () -> (records, BodyRegion)
+        self._unpacked, self._shared, self._damaged = unpacked, shared, damaged
+        self._lock = threading.Lock()
+        entries = []
+        for path in paths:
+            page = _new(CompactPage)
+            _set_path(page, path)
+            _set_page_chunk(page, self)
+            fields = _new(LazyFields)
+            _set_fields_chunk(fields, self)
+            entries.append((page, fields))
+        self._entries: list[tuple[CompactPage, LazyFields]] | None = entries
+
+    @property
+    def pairs(self) -> list[tuple[CompactPage, LazyFields]]:
+        """The chunk's pages and fields, in record order (filled or not)."""
+        return list(self._entries or ())
+
+    def fill(self) -> None:
+        """Decode the chunk into its pages and fields (once)."""
+        with self._lock:
+            entries = self._entries
+            if entries is None:
+                return
+            collecting = gc.isenabled()
+            gc.disable()  # millions of objects that all live on: no collection can free any
+            try:
+                try:
+                    records, region = self._load()
+                    if len(records) != len(entries):
+                        raise ValueError("a chunk of another length")
+                except Exception:  # noqa: BLE001 - damaged or unreadable: the pages are parsed again
+                    records = None
+                if records is not None:
+                    unpacked, shared = self._unpacked, self._shared
+                    for (page, fields), (p, f) in zip(entries, records):
+                        if p[0] != _get_path(page):
+                            records = None
+                            break
+                        decode_page(p, unpacked, shared, region, into=page)
+                        decode_fields(f, shared, region, p[0], into=fields)
+                if records is None:
+                    for page, fields in entries:
+                        self._parsed_again(page, fields)
+                for page, fields in entries:
+                    _del_page_chunk(page)
+                    _del_fields_chunk(fields)
+                self._entries = None
+                self._load = self._shared = self._unpacked = None
+            finally:
+                if collecting:
+                    gc.enable()
+
+    def _parsed_again(self, page: CompactPage, fields: LazyFields) -> None:
+        from .fields import page_fields  # noqa: PLC0415 - only for a damaged index
+
+        fresh = self._damaged(_get_path(page))
+        for name, setter in _PAGE_SETTERS:  # the slots themselves, under the lazy properties
+            setter(page, getattr(fresh, name))
+        made = page_fields(fresh)
+        for name, setter in zip(_PAGE_FIELDS, _FIELD_SETTERS):
+            setter(fields, getattr(made, name))
+
 _BODY = _PAGE_FIELDS.index("body_counts")
 _set_tokens = BodyCounts.__dict__["tokens"].__set__
 _set_counts = BodyCounts.__dict__["counts"].__set__
@@ -655,3 +791,6 @@ _set_counts_region = PackedBodyCounts.__dict__["_region"].__set__
 _get_counts_region = PackedBodyCounts.__dict__["_region"].__get__
 _set_counts_path = PackedBodyCounts.__dict__["_path"].__set__
 _get_counts_path = PackedBodyCounts.__dict__["_path"].__get__
+_set_fields_chunk = LazyFields.__dict__["_chunk"].__set__
+_get_fields_chunk = LazyFields.__dict__["_chunk"].__get__
+_del_fields_chunk = LazyFields.__dict__["_chunk"].__delete__

@@ -33,7 +33,7 @@ from .cache import (
     LAZY_BODIES, RACY_NS, BodyFile, CacheError, CacheFile, CacheOptions, CacheWriter, cache_paths, content_hash, open_cache,
 )
 from .compact import (
-    MARSHAL_VERSION, BodyRegion, ChunkBuilder, RecentBodies, Unpacked, decode_fields, decode_page, encode_fields,
+    MARSHAL_VERSION, BodyRegion, ChunkBuilder, LazyChunk, RecentBodies, Unpacked, decode_fields, decode_page, encode_fields,
     interned_fields, piped_links, rechunk, split_chunk,
 )
 from .fields import PageFields, page_fields
@@ -302,6 +302,7 @@ class Decoder:
         self.root, self.label_first = root, label_first
         self.bodies: BodyFile | None = None  # the index file read, once a chunk of it is decoded
         self.raw = b""  # the records of the chunk ``stored`` read last, as checked
+        self.written_file: BodyFile | None = None  # the index file being written (``written``)
 
     def records(self, blob: bytes, keep: Sequence[int] | None = None) -> tuple[Pairs, list[Any]]:
         """The pages and fields of one whole chunk (a parse group's: bodies decoded at once; with
@@ -319,6 +320,39 @@ class Decoder:
         region = BodyRegion(read=self.bodies.read, base=base, lazy=LAZY_BODIES, recent=self.recent, damaged=self._damaged)
         pairs, records = self._decode(raw, region, keep)
         return pairs, records, region
+
+    def written(self, blob: bytes, writer: CacheWriter | None, base: int | None) -> Pairs:
+        """The pages and fields of a parse group's chunk just written at ``base`` (its region's
+        offset) by ``writer``: their bodies, heavy fields and body counts left in the file being
+        written, read from there when used (checked by their digests); decoded from ``blob`` at
+        once when the file cannot be read back."""
+        if writer is None or base is None or not writer.flush():
+            return self.records(blob)[0]
+        if self.written_file is None:
+            self.written_file = writer.reader()
+            if self.written_file is None:
+                return self.records(blob)[0]
+        records_part, _ = split_chunk(blob)
+        region = BodyRegion(read=self.written_file.read, base=base, lazy=True, recent=self.recent, damaged=self._damaged)
+        return self._decode(records_part, region, None)[0]
+
+    def lazy(self, stored: CacheFile, chunk: Any) -> tuple[Pairs, BodyRegion]:
+        """The pages and fields of a chunk of ``stored`` as ``compact.LazyChunk`` placeholders
+        (their paths from the manifest; the records, checked here, are decoded on first use),
+        and the chunk's region."""
+        raw, base = stored.read_records(chunk)
+        self.raw = raw
+        if self.bodies is None or self.bodies.path != stored.path:
+            self.bodies = stored.body_file()
+        bodies = self.bodies
+        region = BodyRegion(read=bodies.read, base=base, lazy=True, recent=self.recent, damaged=self._damaged)
+
+        def load() -> tuple[list[Any], BodyRegion]:
+            again, _ = bodies.read_records(chunk)  # checked against the tag again
+            return marshal.loads(again), region
+
+        lazy = LazyChunk([entry[0] for entry in chunk.manifest], load, self.unpacked, self.shared, self._damaged)
+        return lazy.pairs, region
 
     def _decode(self, raw: Any, region: BodyRegion, keep: Sequence[int] | None) -> tuple[Pairs, list[Any]]:
         records = marshal.loads(raw)
@@ -641,11 +675,18 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
                     snapshot.update(marshal.loads(blob))
             pairs_all: Pairs = []
             for chunk, keep, manifest in plans:
-                pairs, records, region = decoder.stored(stored, chunk)
+                if LAZY_BODIES:  # records decoded when first used
+                    pairs, region = decoder.lazy(stored, chunk)
+                else:
+                    pairs, _records, region = decoder.stored(stored, chunk)
                 pairs_all.extend(pairs)
                 if writer is not None and keep:
-                    whole = len(keep) == len(records)
-                    blob = stored.chunk_bytes(chunk, decoder.raw) if whole else rechunk([records[i] for i in keep], region)
+                    whole = len(keep) == len(pairs)
+                    if whole:
+                        blob = stored.chunk_bytes(chunk, decoder.raw)
+                    else:
+                        records = marshal.loads(decoder.raw)
+                        blob = rechunk([records[i] for i in keep], region)
                     writer.add(blob, manifest)
                 advance(len(keep))
             vault = Vault.from_snapshot(pairs_all, snapshot, root, label_first=label_first)
@@ -698,9 +739,8 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
             rest = [p for p in listing.paths if p not in reused]
             counts["parsed"] = len(rest)
             for records_blob, part, manifest, n in parse_groups(root, rest, stats, label_first, workers):
-                if writer is not None and manifest:
-                    writer.add(records_blob, manifest)
-                pairs = decode(records_blob)[0]
+                base = writer.add(records_blob, manifest) if writer is not None and manifest else None
+                pairs = decoder.written(records_blob, writer, base)  # bodies left in the written file
                 del records_blob
                 advance(n)
                 yield pairs, part
