@@ -9,7 +9,9 @@ which takes one ``stat`` and no read; a file touched within ``RACY_NS`` of the s
 is read and hashed instead (git's "racy clean" rule), and a changed stat with the same content
 hash is reused too.
 
-- Authenticated: the header and every chunk carry a keyed BLAKE2b tag; the key is a per-user
+- Authenticated: the header, every snapshot piece and every chunk's records carry a keyed
+  BLAKE2b tag (a chunk's region of bodies, heavy blobs and body counts is checked part by part,
+  when read, against the SHA-256 its tagged record holds: ``compact.BodyRegion``); the key is a per-user
   secret (``index.key``, mode 0600, in the user cache folder). Nothing is unmarshalled before its
   tag checks out, so a file this user's vaultlens did not write (shipped in a vault, planted in
   a shared folder, edited by hand) is ignored and rebuilt, never believed.

@@ -11,6 +11,12 @@ unpack every page: what a page links to (and how), and how its ``[[a|b]]`` links
 Strings that repeat across pages (tokens, tags, types, link targets) are interned before
 marshalling: marshal keeps interned strings interned, so a loaded vault holds each once.
 
+A stored chunk (``ChunkBuilder``) keeps each page's body, heavy blob and body counts out of the
+records, in the chunk's region, with a SHA-256 digest of each in the record (``BodyRegion``):
+a page loaded from the index file holds none of them until used, then reads them from the
+file. A warm start decodes no record at all: ``LazyChunk`` makes path-only pages and empty
+fields that decode their chunk on first read.
+
 Must not: read files (``scan`` and ``cache`` do), or change what a page means: a decoded
 record equals the page it was encoded from (``tests/engine/test_cache.py``).
 """

@@ -757,6 +757,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
         except ValueError as exc:  # an index marshal cannot write: store the pages only
             log.info("vaultlens index snapshot not stored: %s", exc)
         release_free_memory()  # and what the pieces left
+    decoder.shared = {}  # the chunks not decoded yet hold the table; decoded, it is dropped with them
     return LoadedVault(vault, listing, from_cache, parsed, changed, stored.path if stored else None, writer, scan_ns)
 
 
