@@ -9,7 +9,9 @@ which takes one ``stat`` and no read; a file touched within ``RACY_NS`` of the s
 is read and hashed instead (git's "racy clean" rule), and a changed stat with the same content
 hash is reused too.
 
-- Authenticated: the header and every chunk carry a keyed BLAKE2b tag; the key is a per-user
+- Authenticated: the header, every snapshot piece and every chunk's records carry a keyed
+  BLAKE2b tag (a chunk's region of bodies, heavy blobs and body counts is checked part by part,
+  when read, against the SHA-256 its tagged record holds: ``compact.BodyRegion``); the key is a per-user
   secret (``index.key``, mode 0600, in the user cache folder). Nothing is unmarshalled before its
   tag checks out, so a file this user's vaultlens did not write (shipped in a vault, planted in
   a shared folder, edited by hand) is ignored and rebuilt, never believed.
@@ -45,7 +47,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .compact import MARSHAL_VERSION, schema_version
+from .compact import CHUNK_HEAD, MARSHAL_VERSION, records_length, schema_version
 
 log = logging.getLogger("vaultlens")
 
@@ -184,6 +186,20 @@ def _pread(fd: int, length: int, offset: int) -> bytes:
 _SEEK_LOCK = threading.Lock()
 
 
+def _read_records(fd: int, key: bytes, chunk: Chunk) -> tuple[bytes, int]:
+    try:
+        head = _pread(fd, CHUNK_HEAD, chunk.offset)
+        n = records_length(head) if len(head) == CHUNK_HEAD else -1
+        if n < 0 or CHUNK_HEAD + n > chunk.length:
+            raise CacheError("chunk records out of range")
+        raw = _pread(fd, n, chunk.offset + CHUNK_HEAD)
+    except OSError as exc:
+        raise CacheError(f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) != n or not hmac.compare_digest(_tag(key, head + raw), chunk.tag):
+        raise CacheError("chunk tag mismatch")
+    return raw, chunk.offset + CHUNK_HEAD + n
+
+
 class CacheError(Exception):
     """The index file is missing, of another version, or damaged: it is ignored."""
 
@@ -262,7 +278,7 @@ class CacheFile:
             raise CacheError(f"unreadable: {exc}") from None
 
     def read(self, chunk: Chunk) -> bytes:
-        """A chunk's bytes, checked against its tag."""
+        """A snapshot piece's bytes, checked against its tag."""
         try:
             raw = _pread(self._fd, chunk.length, chunk.offset)
         except OSError as exc:
@@ -271,11 +287,99 @@ class CacheFile:
             raise CacheError("chunk tag mismatch")
         return raw
 
+    def read_records(self, chunk: Chunk) -> tuple[bytes, int]:
+        """A page chunk's records (its head and records, checked against its tag), and where
+        in the file its region starts (``compact.split_chunk``; the region is not read)."""
+        return _read_records(self._fd, self._key, chunk)
+
+    def chunk_bytes(self, chunk: Chunk, records: bytes) -> bytes:
+        """A page chunk's whole bytes as stored, to be written again (``records``: its records
+        as ``read_records`` checked them; its bodies stay checked by their digests)."""
+        try:
+            raw = _pread(self._fd, chunk.length, chunk.offset)
+        except OSError as exc:
+            raise CacheError(f"cannot read: {exc.strerror or exc}") from None
+        if len(raw) != chunk.length or raw[CHUNK_HEAD : CHUNK_HEAD + len(records)] != records:
+            raise CacheError("chunk changed while read")
+        return raw
+
+    def body_file(self) -> BodyFile:
+        """The file's bodies, readable after this file is closed (and after it is replaced)."""
+        return BodyFile(self.path, os.dup(self._fd), self._key)
+
     def close(self) -> None:
         """Release the file."""
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+class BodyFile:
+    """Page records and their out-of-line parts read from an index file after the load, on
+    demand (``compact.LazyChunk``, ``compact.BodyRegion``).
+
+    Its own descriptor of the file, open while pages read from it live: a later index file
+    replaces the name, not this file (POSIX; Windows cannot replace an open file, so pages
+    are decoded at load there). Records are checked against their chunk's tag again when
+    read, every part against the SHA-256 its record holds.
+    """
+
+    def __init__(self, path: str, fd: int, key: bytes) -> None:
+        self.path = path
+        self._fd = fd
+        self._key = key
+        self._ino = _inode(fd)
+        self.damage_seen = False
+
+    def read(self, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` (fewer past the end; b"" when unreadable)."""
+        try:
+            return _pread(self._fd, length, offset)
+        except OSError:
+            return b""
+
+    def read_records(self, chunk: Chunk) -> tuple[bytes, int]:
+        """``CacheFile.read_records``, after the load (a ``compact.LazyChunk`` filled)."""
+        if self._fd < 0:
+            raise CacheError("closed")
+        return _read_records(self._fd, self._key, chunk)
+
+    def damaged(self) -> None:
+        """A body did not match its record: log it once and remove the file (if the name still
+        is this file), so the next start rebuilds it."""
+        if self.damage_seen:
+            return
+        self.damage_seen = True
+        log.warning("vaultlens index %s: a page body does not match its record; the index will be rebuilt", self.path)
+        try:
+            st = os.lstat(self.path)
+            if self._ino is not None and (st.st_dev, st.st_ino) == self._ino:
+                os.unlink(self.path)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """Release the file."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit anything may be gone
+            pass
+
+
+def _inode(fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+LAZY_BODIES = os.name != "nt"  # Windows cannot replace a file held open: bodies are read at load
 
 
 class CacheWriter:
@@ -331,11 +435,41 @@ class CacheWriter:
         log.warning("vaultlens index not written (%s); working without a stored index", self.failed)
         self.abort()
 
-    def add(self, blob: bytes, manifest: tuple[tuple[str, int, int, bytes], ...]) -> None:
-        """Append one chunk of page records."""
+    def add(self, blob: bytes, manifest: tuple[tuple[str, int, int, bytes], ...]) -> int | None:
+        """Append one chunk of page records (``compact.chunk_blob``: its head and records are
+        tagged; its region is checked by the digests the records hold); where in the file its
+        region starts (None when writing failed)."""
+        if len(blob) < CHUNK_HEAD or CHUNK_HEAD + records_length(blob) > len(blob):
+            raise ValueError("not a chunk of page records")
+        tagged = memoryview(blob)[: CHUNK_HEAD + records_length(blob)]
         if self._write(blob):
-            self._chunks.append((self._offset, len(blob), _tag(self._key, blob), manifest))
+            self._chunks.append((self._offset, len(blob), _tag(self._key, tagged), manifest))
             self._offset += len(blob)
+            return self._offset - len(blob) + len(tagged)
+        return None
+
+    def reader(self) -> BodyFile | None:
+        """What has been written so far, readable while this file is written, after it is put
+        in place and after it is replaced (None when that cannot be had)."""
+        if self.failed is not None or not LAZY_BODIES:
+            return None
+        try:
+            self._file.flush()
+            return BodyFile(self.path, os.dup(self._file.fileno()), self._key)
+        except OSError as exc:
+            self._give_up(exc)
+            return None
+
+    def flush(self) -> bool:
+        """Hand what was written to the system, so ``reader`` reads it; False when writing failed."""
+        if self.failed is not None:
+            return False
+        try:
+            self._file.flush()
+        except OSError as exc:
+            self._give_up(exc)
+            return False
+        return True
 
     def add_snapshot(self, blob: bytes, names: tuple[str, ...] = ()) -> None:
         """Append a piece of the index snapshot (together, over every page of every chunk);

@@ -11,6 +11,12 @@ unpack every page: what a page links to (and how), and how its ``[[a|b]]`` links
 Strings that repeat across pages (tokens, tags, types, link targets) are interned before
 marshalling: marshal keeps interned strings interned, so a loaded vault holds each once.
 
+A stored chunk (``ChunkBuilder``) keeps each page's body, heavy blob and body counts out of the
+records, in the chunk's region, with a SHA-256 digest of each in the record (``BodyRegion``):
+a page loaded from the index file holds none of them until used, then reads them from the
+file. A warm start decodes no record at all: ``LazyChunk`` makes path-only pages and empty
+fields that decode their chunk on first read.
+
 Must not: read files (``scan`` and ``cache`` do), or change what a page means: a decoded
 record equals the page it was encoded from (``tests/engine/test_cache.py``).
 """
@@ -21,7 +27,10 @@ import dataclasses
 import hashlib
 import marshal
 import os
+import gc
+import struct
 import sys
+import threading
 from collections import OrderedDict
 from sys import intern
 from typing import Any
@@ -30,11 +39,12 @@ from . import __version__
 from .fields import BodyCounts, PageFields
 from .model import Heading, Link, Page, Problem, Span, Tag, fast_constructor
 
-RECORD_VERSION = 5  # bump when the layout below changes
+RECORD_VERSION = 6  # bump when the layout below changes
 MARSHAL_VERSION = 4
 
 _HEAVY = ("links", "edges", "headings", "blocks", "inline_tags", "problems", "meta")
 _LIGHT = ("path", "title", "stem", "aliases", "tags", "type", "created", "updated", "body", "body_line", "size")
+_BODY_AT = _LIGHT.index("body")  # a record's body: the text, or where a chunk holds it (``ChunkBuilder``)
 _COMPARED = tuple(f.name for f in dataclasses.fields(Page) if f.compare)
 _PAGE_FIELDS = tuple(f.name for f in dataclasses.fields(PageFields))
 
@@ -120,8 +130,9 @@ def _link(link: Link) -> tuple[Any, ...]:
     )
 
 
-def encode_page(page: Page) -> tuple[Any, ...]:
-    """A page as a record (marshal-ready)."""
+def encode_page(page: Page, body: tuple[int, int, bytes] | None = None) -> tuple[Any, ...]:
+    """A page as a record (marshal-ready). ``body``: where its chunk holds the body instead
+    (``ChunkBuilder``); without it the record holds the text."""
     heavy = (
         tuple(map(_link, page.links)),
         tuple(map(_link, page.edges)),
@@ -140,7 +151,7 @@ def encode_page(page: Page) -> tuple[Any, ...]:
         intern(page.type) if page.type is not None else None,
         page.created,
         page.updated,
-        page.body,
+        page.body if body is None else body,
         page.body_line,
         page.size,
         tuple((intern(kind), intern(target)) for kind, target in link_kinds(page)),
@@ -177,7 +188,7 @@ class Unpacked:
             slots = found[1]
         else:
             # [which fields are still as marshalled, then the fields]
-            slots = [list(_RAW), *marshal.loads(_get_heavy(page))]
+            slots = [list(_RAW), *marshal.loads(_heavy_blob(page))]
             self._items[key] = (page, slots)
             while len(self._items) > self.limit:
                 try:
@@ -207,25 +218,244 @@ _CONVERT = (
 _RAW = (True, True, True, False, True, True, False)  # which heavy fields need converting (blocks, meta: no)
 
 
-def decode_page(record: tuple[Any, ...], unpacked: Unpacked | None = None, shared: dict[Any, Any] | None = None) -> CompactPage:
+def decode_page(
+    record: tuple[Any, ...],
+    unpacked: Unpacked | None = None,
+    shared: dict[Any, Any] | None = None,
+    region: BodyRegion | None = None,
+    into: CompactPage | None = None,
+) -> CompactPage:
     """The page a record holds; its heavy fields are unpacked when read, through ``unpacked``
     (share one per load; without one, each page keeps its own once read). With ``shared``
     (one dict per load), equal ``(kind, target)`` pairs of different pages become one object:
     a vault links to the same pages again and again (87,614 pairs, 20,275 distinct, at 10,000
-    pages: 3.8 MB)."""
-    page = _new(CompactPage)
+    pages: 3.8 MB). ``region``: the out-of-line region of the record's chunk, for a record
+    made by ``ChunkBuilder`` (its body and heavy blob are there); a lazy region leaves them
+    there, read when used (``BodyRegion``). ``into``: a page of a ``LazyChunk`` to fill."""
+    page = _new(CompactPage) if into is None else into
     for setter, value in zip(_LIGHT_SETTERS, record):
         setter(page, value)
+    ref = record[_BODY_AT]
+    if type(ref) is str:  # a record holding its body and heavy blob (``encode_page`` alone)
+        _set_heavy(page, record[13])
+    elif region is None:
+        raise TypeError("a record whose body is in its chunk, decoded without the chunk")
+    elif region.lazy:
+        _set_ref(page, ref)
+        _set_region(page, region)
+    else:
+        _set_body_text(page, region.text_at(ref, record[0]))
+        _set_heavy(page, region.part(ref, _HEAVY_PART, record[0]))
     targets = record[11]
     if shared is not None and targets:
         setdefault = shared.setdefault
         targets = tuple([setdefault(pair, pair) for pair in targets])
     _set_targets(page, targets)
     _set_piped(page, record[12])
-    _set_heavy(page, record[13])
     _set_flags(page, record[14])
     _set_unpacked(page, unpacked if unpacked is not None else Unpacked(1))
     return page
+
+
+def _set_light_body(page: CompactPage, value: Any) -> None:
+    if type(value) is str:
+        _set_body_text(page, value)
+
+
+def _heavy_blob(page: CompactPage) -> bytes:
+    try:
+        return _get_heavy(page)
+    except AttributeError:  # out of line: read from its chunk's region (not kept)
+        return _get_region(page).part(_get_ref(page), _HEAVY_PART, _get_path(page))
+
+
+# --- out of line: bodies, heavy blobs, body counts --------------------------------------------
+#
+# A stored chunk is ``[records length: 8 bytes][marshalled records][region]``. The region holds,
+# page after page, the body (UTF-8), the heavy blob (links, headings...: ``encode_page``) and
+# the body counts blob (``encode_fields``): together about 60% of what a page costs in memory.
+# A record holds, instead of them, one ``ref``: where the page's three parts are in the region
+# and the SHA-256 (16 bytes) of each. The index file's tag covers the head and the records
+# only: a warm start neither reads, hashes nor unmarshals the region, and a page holds none
+# of it until a part is used; then it is read (``os.pread``) and checked against its digest,
+# which is inside the tagged records, so a part is exactly as trusted as its record.
+
+_CHUNK_HEAD = struct.Struct("<Q")
+CHUNK_HEAD = _CHUNK_HEAD.size
+_REF = struct.Struct("<QIII16s16s16s")  # offset in the region; body, heavy, counts lengths; digests
+_BODY_PART, _HEAVY_PART, _COUNTS_PART = 0, 1, 2
+
+
+def body_digest(data: bytes | memoryview) -> bytes:
+    """What a record holds to check one out-of-line part's bytes: 16 bytes of SHA-256."""
+    return hashlib.sha256(data).digest()[:16]
+
+
+def _encoded(body: str) -> bytes:
+    return body.encode("utf-8", "surrogatepass")  # any str, lone surrogates too, and back
+
+
+def chunk_blob(records: bytes, parts: list[bytes]) -> bytes:
+    """A stored chunk: the marshalled ``records`` and the region they point into."""
+    return b"".join((_CHUNK_HEAD.pack(len(records)), records, *parts))
+
+
+def records_length(head: bytes | memoryview) -> int:
+    """The length of the records part, from a chunk's first ``CHUNK_HEAD`` bytes."""
+    return _CHUNK_HEAD.unpack_from(head)[0]
+
+
+def split_chunk(blob: bytes) -> tuple[memoryview, memoryview]:
+    """A whole chunk's records part and region (views of ``blob``); ValueError when the
+    length at its head does not fit."""
+    view = memoryview(blob)
+    if len(view) < CHUNK_HEAD:
+        raise ValueError("chunk shorter than its head")
+    n = records_length(view)
+    if CHUNK_HEAD + n > len(view):
+        raise ValueError("chunk records out of range")
+    return view[CHUNK_HEAD : CHUNK_HEAD + n], view[CHUNK_HEAD + n :]
+
+
+class ChunkBuilder:
+    """One chunk of page records in the making (``add`` each page, then ``blob``)."""
+
+    __slots__ = ("records", "_parts", "_size")
+
+    def __init__(self) -> None:
+        self.records: list[tuple[Any, Any]] = []
+        self._parts: list[bytes] = []
+        self._size = 0
+
+    def add(self, page: Page, fields: tuple[Any, ...]) -> None:
+        """Append a page (its record made here) and its ``encode_fields`` record."""
+        record = encode_page(page)
+        body, heavy, counts = _encoded(page.body), record[13], fields[_BODY]
+        self._add(record, fields, body, heavy, counts, body_digest(body), body_digest(heavy), body_digest(counts))
+
+    def _add(self, record, fields, body, heavy, counts, *digests) -> None:  # noqa: ANN001
+        ref = _REF.pack(self._size, len(body), len(heavy), len(counts), *digests)
+        self.records.append(((*record[:_BODY_AT], ref, *record[_BODY_AT + 1 : 13], None, *record[14:]),
+                             (*fields[:_BODY], ref, *fields[_BODY + 1 :])))
+        self._parts += (body, heavy, counts)
+        self._size += len(body) + len(heavy) + len(counts)
+
+    def add_stored(self, record: tuple[Any, Any], region: BodyRegion) -> None:
+        """Append a record of a stored chunk again, its parts copied from that chunk's
+        ``region`` as they are (their digests stay, so they are checked when read)."""
+        page, fields = record
+        offset, n_body, n_heavy, n_counts, *digests = _REF.unpack(page[_BODY_AT])
+        data = region.raw(offset, n_body + n_heavy + n_counts)
+        self._add(page, fields, data[:n_body], data[n_body : n_body + n_heavy], data[n_body + n_heavy :], *digests)
+
+    def blob(self) -> bytes:
+        """The chunk's bytes."""
+        return chunk_blob(marshal.dumps(self.records, MARSHAL_VERSION), self._parts)
+
+
+def rechunk(records: list[tuple[Any, Any]], region: BodyRegion) -> bytes:
+    """A chunk of some of a stored chunk's records (``records``, as unmarshalled), their parts
+    taken from that chunk's ``region``."""
+    chunk = ChunkBuilder()
+    for record in records:
+        chunk.add_stored(record, region)
+    return chunk.blob()
+
+
+class RecentBodies:
+    """The bodies read most recently, for one load's lazily held pages: a bounded LRU, so a
+    walk over every body (a regex filter, the phrase index) keeps only the last ``limit``."""
+
+    __slots__ = ("_items", "limit")
+
+    def __init__(self, limit: int = 2048) -> None:
+        self._items: OrderedDict[int, tuple[CompactPage, str]] = OrderedDict()
+        self.limit = limit
+
+    def get(self, page: CompactPage) -> str | None:
+        """``page``'s body when it was read lately."""
+        found = self._items.get(id(page))  # the entry holds the page, so the id cannot be reused
+        if found is None:
+            return None
+        try:
+            self._items.move_to_end(id(page))
+        except KeyError:  # evicted by another thread just now
+            pass
+        return found[1]
+
+    def put(self, page: CompactPage, text: str) -> None:
+        """Remember ``page``'s body."""
+        items = self._items
+        items[id(page)] = (page, text)
+        while len(items) > self.limit:
+            try:
+                items.popitem(last=False)
+            except KeyError:
+                break
+
+
+class BodyRegion:
+    """The out-of-line region of one stored chunk, and how to read it.
+
+    ``read(offset, length)`` gives bytes of the region (an index file's, through ``cache``,
+    which alone reads files; ``base``: where the region starts), or ``data`` holds the
+    region. ``lazy``: pages and fields keep only their ``ref`` and read a part when it is used
+    (bodies through the bounded ``recent``); else every part is taken at once. A part whose
+    bytes do not match their digest is never used: ``damaged(path)`` (set by the loader)
+    gives the page parsed again, its part is taken from that; without it ValueError is raised.
+    ``trusted``: ``data`` a parse worker of this process just made, taken without checking.
+    """
+
+    __slots__ = ("read", "base", "data", "lazy", "recent", "damaged", "trusted")
+
+    def __init__(self, *, read: Any = None, base: int = 0, data: bytes | memoryview | None = None, lazy: bool = False,
+                 recent: RecentBodies | None = None, damaged: Any = None, trusted: bool = False) -> None:
+        self.read = read
+        self.base = base
+        self.data = data
+        self.lazy = lazy
+        self.recent = recent if recent is not None else RecentBodies(64)
+        self.damaged = damaged
+        self.trusted = trusted
+
+    def raw(self, offset: int, length: int) -> bytes:
+        """The region's bytes at ``offset`` (unchecked)."""
+        if self.data is not None:
+            return bytes(self.data[offset : offset + length])
+        return self.read(self.base + offset, length)
+
+    def part(self, ref: bytes, which: int, path: str) -> bytes:
+        """One part (``_BODY_PART``, ``_HEAVY_PART``, ``_COUNTS_PART``) of the page of ``ref``,
+        as stored, checked against its digest."""
+        offset, *rest = _REF.unpack(ref)
+        lengths, digests = rest[:3], rest[3:]
+        start = offset + sum(lengths[:which])
+        data = self.raw(start, lengths[which])
+        if self.trusted or (len(data) == lengths[which] and body_digest(data) == digests[which]):
+            return data
+        if self.damaged is None:
+            raise ValueError(f"{path}: a stored part does not match its record")
+        page = self.damaged(path)
+        if which == _BODY_PART:
+            return _encoded(page.body)
+        if which == _HEAVY_PART:
+            return encode_page(page)[13]
+        from .fields import page_fields  # noqa: PLC0415 - only for a damaged index
+
+        return encode_fields(page_fields(page))[_BODY]
+
+    def text_at(self, ref: bytes, path: str) -> str:
+        """The body of the page of ``ref``."""
+        return self.part(ref, _BODY_PART, path).decode("utf-8", "surrogatepass")
+
+    def text(self, page: CompactPage) -> str:
+        """``page.body`` of a page decoded lazily from this region."""
+        recent = self.recent
+        found = recent.get(page)
+        if found is None:
+            found = self.text_at(_get_ref(page), _get_path(page))
+            recent.put(page, found)
+        return found
 
 
 class CompactPage(Page):
@@ -235,7 +465,7 @@ class CompactPage(Page):
     copies as a plain ``Page``; ``dataclasses.replace`` gives a page with every field set.
     """
 
-    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked", "_flags")
+    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked", "_flags", "_ref", "_region", "_chunk")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Page):
@@ -264,8 +494,26 @@ def _lazy(name: str, index: int) -> property:
 for _index, _name in enumerate(_HEAVY):
     setattr(CompactPage, _name, _lazy(_name, _index))
 
+
+def _lazy_body() -> property:
+    member = Page.__dict__["body"]
+    get, set_ = member.__get__, member.__set__
+
+    def read(self: CompactPage) -> str:
+        try:
+            return get(self, CompactPage)  # decoded at once, or set by __init__
+        except AttributeError:
+            return _get_region(self).text(self)
+
+    return property(read, set_, doc="``Page.body``, read from its chunk's body region when not held")
+
+
+CompactPage.body = _lazy_body()  # type: ignore[assignment]
+
 _new = object.__new__
-_LIGHT_SETTERS = tuple(Page.__dict__[name].__set__ for name in _LIGHT)
+_set_body_text = Page.__dict__["body"].__set__
+_get_path = Page.__dict__["path"].__get__
+_LIGHT_SETTERS = tuple(Page.__dict__[name].__set__ if name != "body" else _set_light_body for name in _LIGHT)
 _set_heavy = CompactPage.__dict__["_heavy"].__set__
 _get_heavy = CompactPage.__dict__["_heavy"].__get__
 _set_targets = CompactPage.__dict__["_targets"].__set__
@@ -273,6 +521,14 @@ _set_piped = CompactPage.__dict__["_piped"].__set__
 _set_flags = CompactPage.__dict__["_flags"].__set__
 _set_unpacked = CompactPage.__dict__["_unpacked"].__set__
 _get_unpacked = CompactPage.__dict__["_unpacked"].__get__
+_set_ref = CompactPage.__dict__["_ref"].__set__
+_get_ref = CompactPage.__dict__["_ref"].__get__
+_set_region = CompactPage.__dict__["_region"].__set__
+_get_region = CompactPage.__dict__["_region"].__get__
+_set_page_chunk = CompactPage.__dict__["_chunk"].__set__
+_get_page_chunk = CompactPage.__dict__["_chunk"].__get__
+_del_page_chunk = CompactPage.__dict__["_chunk"].__delete__
+_set_path = Page.__dict__["path"].__set__
 
 
 # --- page fields ----------------------------------------------------------------------------
@@ -332,13 +588,14 @@ class PackedBodyCounts(BodyCounts):
 
     A page's distinct body tokens are most of what a stored vault holds (~2 million at 10,000
     pages): unmarshalling them all was two thirds of a warm start. They stay one ``bytes``
-    blob (about the size of the tuple it becomes) until something reads them (scoring a
-    candidate, an edit), then become the interned tokens once and for good. Reading
-    ``tokens`` or ``counts`` of a packed one goes through ``__getattr__`` (an unset slot), so a
-    page's counts once unpacked cost what a plain ``BodyCounts``'s do.
+    blob, or (a stored chunk's page) in the index file where the record points
+    (``BodyRegion``), until something reads them (scoring a candidate, an edit), then become
+    the interned tokens once and for good. Reading ``tokens`` or ``counts`` of a packed one
+    goes through ``__getattr__`` (an unset slot), so a page's counts once unpacked cost what a
+    plain ``BodyCounts``'s do.
     """
 
-    __slots__ = ("_blob",)
+    __slots__ = ("_blob", "_region", "_path")
 
     def __getattr__(self, name: str) -> Any:
         if name != "tokens" and name != "counts":
@@ -347,6 +604,12 @@ class PackedBodyCounts(BodyCounts):
             blob = _get_blob(self)
         except AttributeError:  # unpacked meanwhile by another thread
             return _get_tokens(self) if name == "tokens" else _get_counts(self)
+        try:
+            region = _get_counts_region(self)
+        except AttributeError:  # the blob itself
+            pass
+        else:  # ``blob`` is the page's ref into its chunk's region
+            blob = region.part(blob, _COUNTS_PART, _get_counts_path(self))
         tokens, counts = marshal.loads(blob)
         _set_tokens(self, tokens)
         _set_counts(self, counts)
@@ -366,23 +629,162 @@ class PackedBodyCounts(BodyCounts):
 _SHARED_FIELDS = tuple(i for i, name in enumerate(_PAGE_FIELDS) if name in ("alias_tokens", "alias_set", "tag_names", "tag_tokens"))
 
 
-def decode_fields(record: tuple[Any, ...], shared: dict[Any, Any] | None = None) -> PageFields:
+def decode_fields(record: tuple[Any, ...], shared: dict[Any, Any] | None = None, region: BodyRegion | None = None,
+                  path: str = "", into: PageFields | None = None) -> PageFields:
     """The fields a record holds. With ``shared`` (one dict per load), equal alias and tag
-    values of different pages become one object (small frozensets cost 200+ bytes each)."""
+    values of different pages become one object (small frozensets cost 200+ bytes each).
+    ``region``: as for ``decode_page`` (a ``ChunkBuilder`` record's body counts are there;
+    ``path``: its page's). ``into``: the fields of a ``LazyChunk`` page to fill."""
     values = list(record)
     if shared is not None:
         for i in _SHARED_FIELDS:
             v = values[i]
             values[i] = shared.setdefault(v, v)
     counts = _new(PackedBodyCounts)
-    _set_blob(counts, values[_BODY])
+    blob = values[_BODY]
+    if region is not None:  # a ``ChunkBuilder`` record: ``blob`` is the page's ref
+        if region.lazy:
+            _set_counts_region(counts, region)
+            _set_counts_path(counts, path)
+        else:
+            blob = region.part(blob, _COUNTS_PART, path)
+    _set_blob(counts, blob)
     values[_BODY] = counts
     # PageFields is frozen: its __init__ sets each slot through object.__setattr__, which
     # costs more than the rest of decoding. A record of another length is a TypeError.
+    if into is not None:
+        if len(values) != len(_FIELD_SETTERS):
+            raise TypeError("a fields record of another length")
+        for setter, value in zip(_FIELD_SETTERS, values):
+            setter(into, value)
+        return into
     return _make_fields(*values)
 
 
 _make_fields = fast_constructor(PageFields)
+_FIELD_SETTERS = tuple(PageFields.__dict__[name].__set__ for name in _PAGE_FIELDS)
+_PAGE_SETTERS = tuple((f.name, Page.__dict__[f.name].__set__) for f in dataclasses.fields(Page))
+
+
+# --- records decoded on first use ---------------------------------------------------------------
+
+
+class LazyFields(PageFields):
+    """The ``PageFields`` of a page of a ``LazyChunk``: filled in place when first read, then
+    equal to, and usable as, the fields it was made from."""
+
+    __slots__ = ("_chunk",)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            chunk = _get_fields_chunk(self)
+        except AttributeError:
+            raise AttributeError(name) from None
+        chunk.fill()
+        return object.__getattribute__(self, name)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PageFields):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _PAGE_FIELDS)
+
+    __hash__ = PageFields.__hash__
+
+    def __reduce__(self):  # a plain PageFields: the lazy form is an in-memory detail
+        return (PageFields, tuple(getattr(self, name) for name in _PAGE_FIELDS))
+
+
+def _page_getattr(self: CompactPage, name: str) -> Any:
+    try:
+        chunk = _get_page_chunk(self)
+    except AttributeError:
+        raise AttributeError(name) from None
+    chunk.fill()
+    return object.__getattribute__(self, name)
+
+
+CompactPage.__getattr__ = _page_getattr  # type: ignore[attr-defined]  # a ``LazyChunk`` page: filled on first read
+
+
+class LazyChunk:
+    """A stored chunk whose records are decoded when one of its pages is first read.
+
+    A warm start makes, per stored page, a ``CompactPage`` holding only its path and a
+    ``LazyFields`` holding nothing (a few hundred bytes a page, from the index file's
+    manifest), and decodes no record. Reading anything else of either goes through their
+    ``__getattr__`` (an unset slot) to ``fill``: the chunk's records are read again (``load``:
+    checked against the chunk's tag again, so a file changed since the start is never
+    believed) and decoded into those very objects, every page of the chunk at once, under a
+    lock, so another thread sees each slot unset or final. Then the chunk is forgotten.
+    When ``load`` fails, ``damaged(path)`` gives each page parsed again instead.
+    """
+
+    __slots__ = ("_load", "_entries", "_lock", "_unpacked", "_shared", "_damaged")
+
+    def __init__(self, paths: list[str], load: Any, unpacked: Unpacked, shared: dict[Any, Any], damaged: Any) -> None:
+        self._load = load  # () -> (records, BodyRegion)
+        self._unpacked, self._shared, self._damaged = unpacked, shared, damaged
+        self._lock = threading.Lock()
+        entries = []
+        for path in paths:
+            page = _new(CompactPage)
+            _set_path(page, path)
+            _set_page_chunk(page, self)
+            fields = _new(LazyFields)
+            _set_fields_chunk(fields, self)
+            entries.append((page, fields))
+        self._entries: list[tuple[CompactPage, LazyFields]] | None = entries
+
+    @property
+    def pairs(self) -> list[tuple[CompactPage, LazyFields]]:
+        """The chunk's pages and fields, in record order (filled or not)."""
+        return list(self._entries or ())
+
+    def fill(self) -> None:
+        """Decode the chunk into its pages and fields (once)."""
+        with self._lock:
+            entries = self._entries
+            if entries is None:
+                return
+            collecting = gc.isenabled()
+            gc.disable()  # millions of objects that all live on: no collection can free any
+            try:
+                try:
+                    records, region = self._load()
+                    if len(records) != len(entries):
+                        raise ValueError("a chunk of another length")
+                except Exception:  # noqa: BLE001 - damaged or unreadable: the pages are parsed again
+                    records = None
+                if records is not None:
+                    unpacked, shared = self._unpacked, self._shared
+                    for (page, fields), (p, f) in zip(entries, records):
+                        if p[0] != _get_path(page):
+                            records = None
+                            break
+                        decode_page(p, unpacked, shared, region, into=page)
+                        decode_fields(f, shared, region, p[0], into=fields)
+                if records is None:
+                    for page, fields in entries:
+                        self._parsed_again(page, fields)
+                for page, fields in entries:
+                    _del_page_chunk(page)
+                    _del_fields_chunk(fields)
+                self._entries = None
+                self._load = self._shared = self._unpacked = None
+            finally:
+                if collecting:
+                    gc.enable()
+
+    def _parsed_again(self, page: CompactPage, fields: LazyFields) -> None:
+        from .fields import page_fields  # noqa: PLC0415 - only for a damaged index
+
+        fresh = self._damaged(_get_path(page))
+        for name, setter in _PAGE_SETTERS:  # the slots themselves, under the lazy properties
+            setter(page, getattr(fresh, name))
+        made = page_fields(fresh)
+        for name, setter in zip(_PAGE_FIELDS, _FIELD_SETTERS):
+            setter(fields, getattr(made, name))
+
 _BODY = _PAGE_FIELDS.index("body_counts")
 _set_tokens = BodyCounts.__dict__["tokens"].__set__
 _set_counts = BodyCounts.__dict__["counts"].__set__
@@ -391,3 +793,10 @@ _get_counts = BodyCounts.__dict__["counts"].__get__
 _set_blob = PackedBodyCounts.__dict__["_blob"].__set__
 _get_blob = PackedBodyCounts.__dict__["_blob"].__get__
 _del_blob = PackedBodyCounts.__dict__["_blob"].__delete__
+_set_counts_region = PackedBodyCounts.__dict__["_region"].__set__
+_get_counts_region = PackedBodyCounts.__dict__["_region"].__get__
+_set_counts_path = PackedBodyCounts.__dict__["_path"].__set__
+_get_counts_path = PackedBodyCounts.__dict__["_path"].__get__
+_set_fields_chunk = LazyFields.__dict__["_chunk"].__set__
+_get_fields_chunk = LazyFields.__dict__["_chunk"].__get__
+_del_fields_chunk = LazyFields.__dict__["_chunk"].__delete__

@@ -29,9 +29,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cache import RACY_NS, CacheError, CacheFile, CacheOptions, CacheWriter, cache_paths, content_hash, open_cache
+from .cache import (
+    LAZY_BODIES, RACY_NS, BodyFile, CacheError, CacheFile, CacheOptions, CacheWriter, cache_paths, content_hash, open_cache,
+)
 from .compact import (
-    MARSHAL_VERSION, Unpacked, decode_fields, decode_page, encode_fields, encode_page, interned_fields, piped_links,
+    MARSHAL_VERSION, BodyRegion, ChunkBuilder, LazyChunk, RecentBodies, Unpacked, decode_fields, decode_page, encode_fields,
+    interned_fields, piped_links, rechunk, split_chunk,
 )
 from .fields import PageFields, page_fields
 from .links import STORED_LINKS
@@ -260,13 +263,13 @@ def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, 
                 positions: Sequence[bytes] | None = None) -> tuple[bytes, dict[str, Any], Manifest]:
     """Read, parse and index a group of pages: ``(records, part, manifest)``.
 
-    ``records`` is one index chunk, ``marshal`` bytes of a ``(page record, fields record)`` per
-    page that could be read (vanished files are left out); ``part`` the group's
-    ``vault.index_part``, its search postings packed when ``positions`` gives each page's
-    position in the vault's path table (``pathindex.positions``). Runs in worker processes, so
-    it takes and returns plain data only.
+    ``records`` is one index chunk (``compact.ChunkBuilder``): a ``(page record, fields
+    record)`` per page that could be read (vanished files are left out), and their bodies; ``part``
+    the group's ``vault.index_part``, its search postings packed when ``positions`` gives each
+    page's position in the vault's path table (``pathindex.positions``). Runs in worker
+    processes, so it takes and returns plain data only.
     """
-    records: list[tuple[Any, Any]] = []
+    chunk = ChunkBuilder()
     pairs: Pairs = []
     manifest: list[tuple[str, int, int, int, int, bytes]] = []
     for rel, stat in zip(rels, stats):
@@ -285,29 +288,92 @@ def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, 
                 size, mtime_ns, ctime_ns, inode = len(data), -1, -1, -1
             key = (rel, size, mtime_ns, ctime_ns, inode, content_hash(data))
         interned: list[Any] = []
-        records.append((encode_page(page), encode_fields(page_fields(page), interned)))
+        chunk.add(page, encode_fields(page_fields(page), interned))
         pairs.append((page, interned_fields(interned)))  # interned tokens for the part's keys
         manifest.append(key)
     position = dict(zip(rels, positions)) if positions is not None else None
-    return marshal.dumps(records, MARSHAL_VERSION), index_part(pairs, position), tuple(manifest)
+    return chunk.blob(), index_part(pairs, position), tuple(manifest)
 
 
 class Decoder:
-    """What the pages of one load share: the bounded cache of unpacked heavy fields and the
-    table that makes equal small values of different pages one object."""
+    """What the pages of one load share: the bounded caches of unpacked heavy fields and of
+    bodies read, and the table that makes equal small values of different pages one object."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: str = "", label_first: bool = False) -> None:
         self.unpacked = Unpacked()
         self.shared: dict[Any, Any] = {}
+        self.recent = RecentBodies()
+        self.root, self.label_first = root, label_first
+        self.bodies: BodyFile | None = None  # the index file read, once a chunk of it is decoded
+        self.raw = b""  # the records of the chunk ``stored`` read last, as checked
+        self.written_file: BodyFile | None = None  # the index file being written (``written``)
 
     def records(self, blob: bytes, keep: Sequence[int] | None = None) -> tuple[Pairs, list[Any]]:
-        """The pages and fields of one chunk (with ``keep``: only those positions), and the
-        raw records kept (for storing them again)."""
-        records = marshal.loads(blob)
+        """The pages and fields of one whole chunk (a parse group's: bodies decoded at once; with
+        ``keep``: only those positions), and the raw records kept."""
+        records_part, region = split_chunk(blob)
+        return self._decode(records_part, BodyRegion(data=region, trusted=True), keep)
+
+    def stored(self, stored: CacheFile, chunk: Any, keep: Sequence[int] | None = None) -> tuple[Pairs, list[Any], BodyRegion]:
+        """``records`` of a chunk of the index file ``stored``, the bodies left there (read when
+        a page's body is: ``compact.BodyRegion``), and the chunk's body region."""
+        raw, base = stored.read_records(chunk)
+        self.raw = raw
+        if self.bodies is None or self.bodies.path != stored.path:
+            self.bodies = stored.body_file()
+        region = BodyRegion(read=self.bodies.read, base=base, lazy=LAZY_BODIES, recent=self.recent, damaged=self._damaged)
+        pairs, records = self._decode(raw, region, keep)
+        return pairs, records, region
+
+    def written(self, blob: bytes, writer: CacheWriter | None, base: int | None) -> Pairs:
+        """The pages and fields of a parse group's chunk just written at ``base`` (its region's
+        offset) by ``writer``: their bodies, heavy fields and body counts left in the file being
+        written, read from there when used (checked by their digests); decoded from ``blob`` at
+        once when the file cannot be read back."""
+        if writer is None or base is None or not writer.flush():
+            return self.records(blob)[0]
+        if self.written_file is None:
+            self.written_file = writer.reader()
+            if self.written_file is None:
+                return self.records(blob)[0]
+        records_part, _ = split_chunk(blob)
+        region = BodyRegion(read=self.written_file.read, base=base, lazy=True, recent=self.recent, damaged=self._damaged)
+        return self._decode(records_part, region, None)[0]
+
+    def lazy(self, stored: CacheFile, chunk: Any) -> tuple[Pairs, BodyRegion]:
+        """The pages and fields of a chunk of ``stored`` as ``compact.LazyChunk`` placeholders
+        (their paths from the manifest; the records, checked here, are decoded on first use),
+        and the chunk's region."""
+        raw, base = stored.read_records(chunk)
+        self.raw = raw
+        if self.bodies is None or self.bodies.path != stored.path:
+            self.bodies = stored.body_file()
+        bodies = self.bodies
+        region = BodyRegion(read=bodies.read, base=base, lazy=True, recent=self.recent, damaged=self._damaged)
+
+        def load() -> tuple[list[Any], BodyRegion]:
+            again, _ = bodies.read_records(chunk)  # checked against the tag again
+            return marshal.loads(again), region
+
+        lazy = LazyChunk([entry[0] for entry in chunk.manifest], load, self.unpacked, self.shared, self._damaged)
+        return lazy.pairs, region
+
+    def _decode(self, raw: Any, region: BodyRegion, keep: Sequence[int] | None) -> tuple[Pairs, list[Any]]:
+        records = marshal.loads(raw)
         if keep is not None:
             records = [records[i] for i in keep]
         unpacked, shared = self.unpacked, self.shared
-        return [(decode_page(p, unpacked, shared), decode_fields(f, shared)) for p, f in records], records
+        return [(decode_page(p, unpacked, shared, region), decode_fields(f, shared, region, p[0])) for p, f in records], records
+
+    def _damaged(self, path: str) -> Page:
+        """The page at ``path`` parsed again, when the index file's copy of a part of it is
+        damaged (and the index file dropped, so the next start rebuilds it)."""
+        if self.bodies is not None:
+            self.bodies.damaged()
+        page = load_page(self.root, path, label_first=self.label_first) if self.root else None
+        if page is None:
+            raise CacheError(f"{path}: stored part damaged and the page cannot be read again")
+        return page
 
 
 def _worker_count(n_pages: int, workers: int | None) -> int:
@@ -560,7 +626,8 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
     stats = listing.stats
     total = len(listing.paths)
     done = 0
-    decode = Decoder().records
+    decoder = Decoder(root, label_first)
+    decode = decoder.records
 
     def advance(n: int) -> None:
         nonlocal done
@@ -615,12 +682,19 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
                     snapshot.update(marshal.loads(blob))
             pairs_all: Pairs = []
             for chunk, keep, manifest in plans:
-                blob = stored.read(chunk)
-                pairs, records = decode(blob)
+                if LAZY_BODIES:  # records decoded when first used
+                    pairs, region = decoder.lazy(stored, chunk)
+                else:
+                    pairs, _records, region = decoder.stored(stored, chunk)
                 pairs_all.extend(pairs)
                 if writer is not None and keep:
-                    whole = len(keep) == len(records)
-                    writer.add(blob if whole else marshal.dumps([records[i] for i in keep], MARSHAL_VERSION), manifest)
+                    whole = len(keep) == len(pairs)
+                    if whole:
+                        blob = stored.chunk_bytes(chunk, decoder.raw)
+                    else:
+                        records = marshal.loads(decoder.raw)
+                        blob = rechunk([records[i] for i in keep], region)
+                    writer.add(blob, manifest)
                 advance(len(keep))
             vault = Vault.from_snapshot(pairs_all, snapshot, root, label_first=label_first)
             del pairs_all
@@ -662,15 +736,14 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
                 if not keep:
                     continue
                 try:
-                    blob = stored.read(chunk)  # type: ignore[union-attr]
-                    pairs, records = decode(blob, keep)
+                    pairs, records, region = decoder.stored(stored, chunk, keep)  # type: ignore[arg-type]
                     part = index_part(pairs, position)
                 except (CacheError, ValueError, TypeError, EOFError, IndexError, KeyError) as exc:
                     log.info("vaultlens index chunk not used: %s", exc)
                     continue
                 if writer is not None:
                     whole = len(keep) == len(chunk.manifest)
-                    writer.add(blob if whole else marshal.dumps(records, MARSHAL_VERSION), manifest)
+                    writer.add(stored.chunk_bytes(chunk, decoder.raw) if whole else rechunk(records, region), manifest)
                 reused.update(page.path for page, _ in pairs)
                 counts["from_cache"] += len(pairs)
                 advance(len(pairs))
@@ -678,9 +751,8 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
             rest = [p for p in listing.paths if p not in reused]
             counts["parsed"] = len(rest)
             for records_blob, part, manifest, n in parse_groups(root, rest, stats, label_first, workers, position):
-                if writer is not None and manifest:
-                    writer.add(records_blob, manifest)
-                pairs = decode(records_blob)[0]
+                base = writer.add(records_blob, manifest) if writer is not None and manifest else None
+                pairs = decoder.written(records_blob, writer, base)  # bodies left in the written file
                 del records_blob
                 advance(n)
                 yield pairs, part
@@ -697,6 +769,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
         except ValueError as exc:  # an index marshal cannot write: store the pages only
             log.info("vaultlens index snapshot not stored: %s", exc)
         release_free_memory()  # and what the pieces left
+    decoder.shared = {}  # the chunks not decoded yet hold the table; decoded, it is dropped with them
     return LoadedVault(vault, listing, from_cache, parsed, changed, stored.path if stored else None, writer, scan_ns)
 
 

@@ -332,13 +332,16 @@ class Vault:
         return sorted(self.pages)
 
     def prepare(self, path: str) -> None:
-        """Unpack what ranking reads of page ``path`` ahead of the query that would: a page
-        loaded from records keeps its body token counts packed until read (``compact``), and
-        the first query to score it pays ~0.2 ms for them. The language server prepares every
-        page in idle time after a load (``lsp/idle.py``); answers are the same either way."""
+        """Decode what ranking reads of page ``path`` ahead of the query that would: a warm
+        start leaves each stored chunk's records undecoded until one of its pages is read
+        (``compact.LazyChunk``), and the first query to touch a chunk pays for all its pages.
+        The language server prepares every page in idle time after a load (``lsp/idle.py``);
+        answers are the same either way. Body token counts stay where they are (in the index
+        file, read when a query scores the page): bringing them all in would cost ~200 MB at
+        100,000 pages."""
         fields = self.fields.get(path)
         if fields is not None:
-            fields.body_counts.tokens  # noqa: B018 - reading them unpacks them
+            fields.title_set  # noqa: B018 - reading a field fills its chunk
 
     def page_keys(self, page: Page) -> set[str]:
         """The names a link can use to reach ``page``: file stem, title and aliases, casefolded."""

@@ -23,7 +23,9 @@ from vaultkit import vault_state, write_vault
 
 from vaultlens.engine import scan
 from vaultlens.engine.cache import CacheOptions, cache_paths, open_cache
-from vaultlens.engine.compact import CompactPage, Unpacked, decode_fields, decode_page, encode_fields, encode_page
+from vaultlens.engine.compact import (
+    CompactPage, LazyFields, Unpacked, decode_fields, decode_page, encode_fields, encode_page,
+)
 from vaultlens.engine.fields import page_fields
 from vaultlens.engine.model import Page
 from vaultlens.engine.scan import list_pages, load_pages, load_vault, open_vault
@@ -170,6 +172,76 @@ def test_a_touched_file_is_reused_by_its_content_hash(vault, options):
     warm = load(vault, options)
     assert warm.parsed == 0 and warm.changed  # same content: reused, and the new mtime stored
     assert not load(vault, options).changed
+
+
+# --- records decoded on first use, parts out of line ----------------------------------------------
+
+_BODY_TEXT = b"A heap should feel like a wrung-out sponge"  # in garden/Composting.md's body only
+
+
+def _pages_in_order(vault, paths):
+    """Each page and its fields read, in the order of ``paths``, as plain comparable data."""
+    return {p: (vault.pages[p], vault.pages[p].body, vault.pages[p].links, vault.pages[p].headings,
+                vault.pages[p].meta, vault.fields[p]) for p in paths}
+
+
+@pytest.mark.timeout(120)
+def test_lazily_decoded_pages_equal_eagerly_decoded_ones_in_any_order(vault, options):
+    load(vault, options)
+    eager = fresh(vault)
+    paths = sorted(eager.pages)
+    for order in (paths, paths[::-1], paths[1::2] + paths[::2]):
+        warm = load(vault, options)
+        assert warm.from_cache == len(paths) and not warm.changed
+        fields = warm.vault.fields[order[0]]
+        assert type(fields) is LazyFields  # a placeholder until read
+        assert _pages_in_order(warm.vault, order) == _pages_in_order(eager, order)
+        assert fields == eager.fields[order[0]] and eager.fields[order[0]] == fields
+        assert type(pickle.loads(pickle.dumps(fields))).__name__ == "PageFields"
+        assert type(pickle.loads(pickle.dumps(warm.vault.pages[order[0]]))) is Page
+    assert vault_state(load(vault, options).vault) == vault_state(eager)
+
+
+@pytest.mark.timeout(120)
+def test_a_body_is_not_stored_in_the_tagged_records_and_a_damaged_one_is_never_used(vault, options, caplog):
+    load(vault, options)
+    path = Path(cache_paths(str(vault), options)[0])
+    data = path.read_bytes()
+    assert data.count(_BODY_TEXT) == 1  # once, in the chunk's region, not in its records
+    at = data.index(_BODY_TEXT)
+    path.write_bytes(data[:at] + b"B" + data[at + 1 :])  # the records and their tags are intact
+    warm = load(vault, options)
+    assert warm.from_cache == len(warm.vault)  # nothing read at the start shows it
+    with caplog.at_level("WARNING", logger="vaultlens"):
+        body = warm.vault.pages["garden/Composting.md"].body
+    assert _BODY_TEXT.decode() in body and body == fresh(vault).pages["garden/Composting.md"].body
+    assert any("does not match" in r.getMessage() for r in caplog.records)
+    assert vault_state(warm.vault) == vault_state(fresh(vault))
+    assert not path.exists()  # dropped: the next start rebuilds it
+    assert load(vault, options).parsed == len(warm.vault)
+    assert load(vault, options).parsed == 0
+
+
+@pytest.mark.timeout(120)
+def test_records_changed_after_the_start_are_not_believed(vault, options):
+    load(vault, options)
+    warm = load(vault, options)  # placeholders only: no page decoded yet
+    path = Path(cache_paths(str(vault), options)[0])
+    data = bytearray(path.read_bytes())
+    with open(path, "r+b") as fh:  # the same file, changed in place under the running vault
+        fh.seek(20)
+        fh.write(bytes([data[20] ^ 0xFF]))
+    assert vault_state(warm.vault) == vault_state(fresh(vault))  # the chunk's pages parsed again
+
+
+@pytest.mark.timeout(120)
+def test_a_cold_load_reads_parts_back_from_the_file_it_wrote(vault, options):
+    cold = load_vault(str(vault), cache=options, workers=1)
+    page = cold.vault.pages["garden/Composting.md"]
+    assert _BODY_TEXT.decode() in page.body
+    cold.commit()
+    assert vault_state(cold.vault) == vault_state(fresh(vault))
+    assert load(vault, options).parsed == 0
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "flip", "empty"])
