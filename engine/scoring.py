@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .fields import LENGTH_FIELDS, PageFields
+from .fields import LENGTH_FIELDS, BodyCounts, PageFields
 from .model import Match, Page
 from .query import Query
 from .text import fold, stem, tokenize
@@ -80,27 +81,107 @@ def _phrase_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(first + r"(?<![^\W_]" + first + ")" + rest + r"(?![^\W_])")
 
 
-def _field_has_sequence(field: str, seq: tuple[str, ...], page: Page, f: PageFields) -> bool:
-    """Whether a synonym (a token sequence) occurs in one field of the page."""
+def _field_has_sequence(field: str, seq: tuple[str, ...], page: Page, f: PageFields, counts: BodyCounts) -> bool:
+    """Whether a synonym (a token sequence) occurs in one field of the page (``counts``: its
+    body's, ``body_counts``)."""
     if field == "title":
         return contains_sequence(f.title_tokens, seq)
     if field == "alias":
         return any(contains_sequence(a, seq) for a in f.alias_tokens)
     if field == "tag":
         return len(seq) == 1 and seq[0] in f.tag_names
-    if not all(t in f.body_counts for t in seq):
+    if not all(t in counts for t in seq):
         return False
     return len(seq) == 1 or _phrase_pattern(seq).search(page.body.casefold()) is not None
 
 
-def _field_tokens(field: str, f: PageFields):
+def _field_tokens(field: str, f: PageFields, counts: BodyCounts):
     if field == "title":
         return f.title_set
     if field == "alias":
         return f.alias_set
     if field == "tag":
         return f.tag_tokens
-    return f.body_counts
+    return counts
+
+
+# --- a page's body counts, read off its text while they are packed ---------------------------
+
+_TOKENS_SLOT = BodyCounts.__dict__["tokens"].__get__
+
+
+class TextCounts:
+    """A page's body token counts read off its casefolded text: for every token, the count
+    ``BodyCounts.of(tokenize(page.body))`` holds (a token is a maximal run of ``[^\\W_]`` in the
+    casefolded text, so its occurrences are the matches of ``_word_pattern``; a property test
+    compares the two). Each count is found once, when first asked.
+
+    For a page whose ``BodyCounts`` are still packed (``compact.PackedBodyCounts``, read from
+    the persistent index: unpacking one interns its few hundred tokens, ~0.2 ms), finding a
+    query's few words in the text costs a tenth of that (``counts_of``)."""
+
+    __slots__ = ("folded", "_found")
+
+    def __init__(self, body: str) -> None:
+        self.folded = body.casefold()
+        self._found: dict[str, int] = {}
+
+    def count(self, token: str) -> int:
+        found = self._found.get(token)
+        if found is None:
+            if token in self.folded:  # (a substring search is quicker than the pattern's)
+                pattern = _count_pattern(token)
+                found = len(pattern.findall(self.folded)) if pattern is not None else 0
+            else:
+                found = 0
+            self._found[token] = found
+        return found
+
+    def get(self, token: str, default: int | None = None) -> int | None:
+        return self.count(token) or default
+
+    def __contains__(self, token: object) -> bool:
+        return isinstance(token, str) and self.count(token) > 0
+
+    def isdisjoint(self, other: Iterable[str]) -> bool:
+        return not any(self.count(t) for t in other)
+
+
+@lru_cache(maxsize=4096)
+def _count_pattern(token: str) -> re.Pattern[str] | None:
+    """``_word_pattern`` of a token (None for a string that is not one token: no body holds it)."""
+    return _word_pattern(token) if tokenize(token) == [token] else None
+
+
+def counts_of(page: Page, fields: PageFields) -> BodyCounts | TextCounts:
+    """The page's body token counts: ``fields.body_counts`` once they are unpacked (a plain
+    ``BodyCounts``), else its ``TextCounts`` (the same counts, read off the text without
+    unpacking them), kept for the ``TEXT_COUNTS`` pages read so most recently (a query's
+    pages are often the next query's too)."""
+    counts = fields.body_counts
+    if type(counts) is BodyCounts:
+        return counts
+    try:
+        _TOKENS_SLOT(counts)  # set once unpacked; a packed one's slot is still empty
+    except AttributeError:
+        pass
+    else:
+        return counts
+    key = id(counts)
+    found = _TEXTS.get(key)
+    if found is not None and found[0] is counts:  # (the entry holds ``counts``: its id is not reused)
+        return found[1]
+    text = TextCounts(page.body)
+    with _TEXTS_LOCK:  # (a request on the event loop and one on the worker thread may both read)
+        _TEXTS[key] = (counts, text)
+        while len(_TEXTS) > TEXT_COUNTS:
+            del _TEXTS[next(iter(_TEXTS))]
+    return text
+
+
+TEXT_COUNTS = 4096  # pages whose ``TextCounts`` are kept (~2-5 KB each: the casefolded body)
+_TEXTS: dict[int, tuple[BodyCounts, TextCounts]] = {}  # oldest first
+_TEXTS_LOCK = threading.Lock()
 
 
 # --- the per-query plan --------------------------------------------------------------------
@@ -353,13 +434,17 @@ def score_of(points: Iterable[int | float]) -> int | float:
 
 
 def page_components(
-    page: Page, fields: PageFields, query: Query, vault: Vault, plan: Plan | None = None
+    page: Page, fields: PageFields, query: Query, vault: Vault, plan: Plan | None = None,
+    counts: BodyCounts | TextCounts | None = None,
 ) -> list[Component]:
     """Every component one page earns for a query, as (channel, term, hits, points, field, via),
     except ``link-prior``, which depends on the page alone: ``search.rank`` adds it (``link_prior``)
-    to the pages that can still reach the top once it is added."""
+    to the pages that can still reach the top once it is added. ``counts``: the page's
+    ``counts_of`` when the caller has them."""
     if plan is None:
         plan = make_plan(vault, query)
+    if counts is None:
+        counts = counts_of(page, fields)
     found: list[Component] = []
     add = found.append
     seq = query.tokens
@@ -402,8 +487,9 @@ def page_components(
                     add(("prefix-phrase", alias, 1, POINTS["prefix-phrase"], "", ""))
                     break
 
-    body_counts = fields.body_counts
-    folded_body = ""  # the casefolded body, once body-pair or section-term needs it
+    body_counts = counts
+    # the casefolded body, once body-pair or section-term needs it (read counts have it)
+    folded_body = counts.folded if type(counts) is TextCounts else ""
     norm = 0.0  # BM25's length normalisation of this page's body, once it is needed
     covered: set[str] = set()  # title tokens some term matched (exactly, by stem or folded)
     for tp in plan.terms:
@@ -456,7 +542,7 @@ def page_components(
             for field in FIELDS:
                 if field in matched:
                     continue
-                if _field_has_sequence(field, synonym, page, fields):
+                if _field_has_sequence(field, synonym, page, fields, body_counts):
                     matched.add(field)
                     points = POINTS["synonym-term"] if field in ("title", "alias") else SYNONYM_MINOR
                     add(("synonym-term", term, 1, points, field, " ".join(synonym)))
@@ -465,7 +551,7 @@ def page_components(
             for field in FIELDS:
                 if field in matched:
                     continue
-                tokens = _field_tokens(field, fields)
+                tokens = _field_tokens(field, fields, body_counts)
                 if tokens.isdisjoint(variants):
                     continue
                 same = [t for t in tp.folded if t in tokens]
@@ -494,7 +580,7 @@ def page_components(
 
     if len(plan.terms) >= SECTION_MIN_TERMS:
         held = [tp.term for tp in plan.terms if tp.term in body_counts]
-        if len(held) >= 2:
+        if len(held) >= 2 and not folded_body:
             folded_body = page.body.casefold()
         section = best_section(page, held, folded_body or None)
         if section is not None:  # each term found with the first, under its heading (via)

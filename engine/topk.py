@@ -16,16 +16,17 @@ from __future__ import annotations
 import functools
 import heapq
 import math
-from bisect import bisect_left
 from itertools import product
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
-from .fields import PageFields
+from .fields import BodyCounts, PageFields
 from .model import Page
 from .query import Query, passes_filters
-from .scoring import Plan, TermPlan, bm25_norm, fixed, link_prior, page_components, score_of, starts_with_typed
+from .scoring import (
+    Plan, TermPlan, TextCounts, bm25_norm, counts_of, fixed, link_prior, page_components, score_of, starts_with_typed,
+)
 from .vault import PREFIX_TOKENS, Vault
 from .weights import (
     BM25_B,
@@ -125,6 +126,15 @@ def stand_ins(tp: TermPlan) -> tuple[float, ...]:
     return _STAND_IN_MOST[tuple(bool(getattr(tp, words)) for words in _STAND_IN_WORDS)]
 
 
+def _body_stand_ins(tp: TermPlan) -> tuple[tuple[str, ...], ...]:
+    """Per kind of stand-in (``_STAND_IN_WORDS``), the words of one term a body must hold for
+    that kind to earn body points there: a synonym's first word (it needs all of them), each
+    stem, folded and typo form."""
+    return tuple(
+        tuple(tp.synonym_heads) if words == "synonyms" else tuple(getattr(tp, words)) for words in _STAND_IN_WORDS
+    )
+
+
 def prunes(query: Query, limit: int, candidates: int) -> bool:
     """Whether ``top_components`` applies: fewer hits wanted than candidates, no graph walk
     (graph-edge is not pruned) and an ASCII query (a title's diacritics are folded when matched
@@ -179,7 +189,7 @@ def top_components(
         page = pages[path]
         if not passes_filters(page, query):
             return
-        found = page_components(page, fields[path], query, vault, plan)
+        found = page_components(page, fields[path], query, vault, plan, bounds.counts(page, fields[path]))
         if found:
             scored[path] = found
             # the score the page ends with: link-prior and context-edge are added by ``rank``
@@ -222,15 +232,24 @@ def top_components(
     # roughly (link-prior and length norms are not in them): a page's tight bound waits in a
     # heap until no page still to come can have a higher one (its quick bound is at most the
     # tight bound's), so the bar rises as fast as it can and the fewest pages are scored.
+    # A page waits first with its tight bound from postings (``Bounds.body_by_postings``: its
+    # body counts, unpacked on first use, not read), and when it comes out on top, again with
+    # the exact one, unless the bar has passed it meanwhile.
     tighten = bounds.tighten
-    waiting: list[tuple[float, str, str]] = []  # (-tight bound, title casefolded, path)
+    waiting: list[tuple[float, str, str, bool]] = []  # (-tight bound, title casefolded, path, exact)
 
     def score_waiting(most: float) -> None:
         # (and, until there are ``limit`` hits, the best waiting page anyway: a bar sooner)
         while waiting and (-waiting[0][0] >= most or len(best) < limit):
-            neg_tight, _title, path = heapq.heappop(waiting)
-            if len(best) < limit or can_enter(path, -neg_tight):
-                score(path)
+            neg_tight, title, path, exact = heapq.heappop(waiting)
+            if len(best) == limit and not can_enter(path, -neg_tight):
+                continue
+            if not exact:
+                tight = tighten(pages[path], fields[path], quick[path], tiered[path])
+                if len(best) < limit or can_enter(path, tight):
+                    heapq.heappush(waiting, (-tight, title, path, True))
+                continue
+            score(path)
 
     groups = sorted(((-most, _BY_TITLE, paths) for most, paths in by_bound.items()), key=_bound_order)
     for neg, _title, path in _expand(groups, pages):
@@ -239,10 +258,10 @@ def top_components(
             if -neg < best[0][0]:
                 break
             continue
-        tight = tighten(pages[path], fields[path], quick[path], tiered[path])
+        tight = tighten(pages[path], fields[path], quick[path], tiered[path], by_postings=True)
         if len(best) == limit and not can_enter(path, tight):
             continue
-        heapq.heappush(waiting, (-tight, pages[path].title.casefold(), path))
+        heapq.heappush(waiting, (-tight, pages[path].title.casefold(), path, False))
     score_waiting(-math.inf)
 
     # As-you-type, few titles may hold the words typed so far ("to": 17 of 100,000 pages). Then
@@ -347,7 +366,7 @@ def top_components(
             if not alive:
                 break
             holders = postings.get(term, ())
-            if len(holders) < 4 * len(alive):
+            if len(holders) < _WALK * len(alive):
                 _add_tiers(alive, holders, twice.get(term, ()), thrice.get(term, ()), tier, stand_in)
                 if stand_words and stand_in:
                     standing = set()
@@ -359,16 +378,13 @@ def top_components(
                             alive[path] += stand_in
             else:
                 for path, b in alive.items():
-                    counts = fields[path].body_counts
-                    tokens = counts.tokens
-                    i = bisect_left(tokens, term)
-                    if i < len(tokens) and tokens[i] == term:
-                        count = counts.counts[i]
+                    count_of = bounds.counts(pages[path], fields[path]).count
+                    count = count_of(term)
+                    if count:
                         alive[path] = b + (tier[count] if count < 3 else tier[3])
                     elif stand_in:
                         for word in stand_words:
-                            i = bisect_left(tokens, word)
-                            if i < len(tokens) and tokens[i] == word:
+                            if count_of(word):
                                 alive[path] = b + stand_in
                                 break
             bound.update(alive)
@@ -425,7 +441,12 @@ def top_components(
         if path in meta:
             most = strong_bound(page, f)
         else:
-            most = other_bound(page, f, prefix_cut or path in prefixed, bar)
+            may_prefix = prefix_cut or path in prefixed
+            # first without the page's body counts (unpacked on first use: most pages checked
+            # here are not scored), then with them
+            if bar != -math.inf and not can_enter(path, other_bound(page, f, may_prefix, bar, by_postings=True)):
+                continue
+            most = other_bound(page, f, may_prefix, bar)
         if can_enter(path, most):
             score(path)
     return scored
@@ -459,6 +480,8 @@ class Bounds:
         self.terms: list[tuple[TermPlan, frozenset[str] | None, float, tuple[float, float, float]]] = []
         self.stand_fors: list[frozenset[str]] = []  # per term: the term and every word standing for it
         self.words: set[str] = set(query.tokens)  # every query word and every word standing for one
+        # per term with stand-ins worth body points: the words of each kind (``_body_stand_ins``)
+        self.body_stand_ins: list[tuple[tuple[str, ...], ...] | None] = []
         for tp in plan.terms:
             stand_for = {tp.term, *tp.stems, *tp.folded, *tp.fuzzy}
             for synonym in tp.synonyms:
@@ -467,6 +490,7 @@ class Bounds:
             self.words.update(stand_for)
             title, alias, tag, body = stand_ins(tp)
             self.terms.append((tp, frozenset(stand_for - {tp.term}) or None, body, (title, alias, tag)))
+            self.body_stand_ins.append(_body_stand_ins(tp) if body else None)
         # per term, by body count 1, 2, 3 or more: body-term and body-bm25 at most (BM25 with the
         # smallest length norm, k1 (1 - b), that of an empty body; as the count grows, k1 + 1)
         least_norm = BM25_K1 * (1.0 - BM25_B)
@@ -555,16 +579,21 @@ class Bounds:
         prior = link_prior(self.vault, page)
         return (prior[3] if prior else 0) + (self.near_extra if page.path in self.near else self.slack)
 
-    def _body(self, f: PageFields) -> float:
+    def counts(self, page: Page, f: PageFields) -> BodyCounts | TextCounts:
+        """The page's body counts (``scoring.counts_of``)."""
+        return counts_of(page, f)
+
+    def _body(self, counts: BodyCounts | TextCounts, f: PageFields) -> float:
         """The body points of every term (body-term and body-bm25 as ``page_components`` gives
-        them), or what a stand-in can earn there when the body lacks the term."""
-        count_of = f.body_counts.count
+        them), or what a stand-in can earn there when the body lacks the term (``counts``: the
+        page's, ``counts``)."""
+        count_of = counts.count
         total = 0.0
         norm = 0.0
         held = 0  # terms the body holds
         pairs = self.pairs
         seen: dict[str, int] = {}  # each word looked up once (body-pair asks again)
-        for tp, _others, stand_in, _names in self.terms:
+        for (tp, _others, stand_in, _names), kinds in zip(self.terms, self.body_stand_ins):
             count = count_of(tp.term)
             if count:
                 held += 1
@@ -573,8 +602,13 @@ class Bounds:
                 total += _BODY_TERM * min(count, _BODY_CAP) + fixed(
                     min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm)))
                 )
-            else:
-                total += stand_in
+            elif kinds is not None:
+                # a stand-in earns body points only where the body holds it (a typo form: or a
+                # tag, as ``page_components`` looks): the kinds the page holds, at most
+                tags = f.tag_names
+                total += _STAND_IN_MOST[tuple(
+                    any(count_of(w) or w in tags for w in words) for words in kinds
+                )][3]
             if pairs:
                 seen[tp.term] = count
         if pairs:
@@ -593,12 +627,69 @@ class Bounds:
             total += _SECTION * (held - 1)
         return total
 
+    @functools.cached_property
+    def _by_count(self) -> list[tuple[dict[str, int], float, tuple[frozenset[str], ...] | None]]:
+        """Per term, from its postings: the pages holding it, each with 1, 2 or 3 (three or
+        more) for its body count (``Vault.body_twice``, ``body_thrice``; a page holding it in a
+        name only counts once); ``_body``'s body-bm25 for three or more at most (its limit as
+        the count grows); and, when its stand-ins are worth body points, per kind of them
+        (``_body_stand_ins``) the pages holding one of those words in any field."""
+        vault = self.vault
+        postings, twice, thrice = vault.postings, vault.body_twice, vault.body_thrice
+        out = []
+        for (tp, _others, _stand_in, _names), kinds in zip(self.terms, self.body_stand_ins):
+            term = tp.term
+            counts = dict.fromkeys(postings.get(term, ()), 1)
+            counts.update(dict.fromkeys(twice.get(term, ()), 2))
+            counts.update(dict.fromkeys(thrice.get(term, ()), 3))
+            most = min(_BM25_MOST, math.ceil(BM25_SCALE * tp.idf * (BM25_K1 + 1.0) * FIXED_STEP) / FIXED_STEP)
+            standing = None
+            if kinds is not None:
+                standing = tuple(frozenset(_holders(postings, words)) for words in kinds)
+            out.append((counts, most, standing))
+        return out
+
+    def body_by_postings(self, path: str, f: PageFields) -> float:
+        """At least ``_body``, without the page's body counts (which a page read from the
+        persistent index unpacks on first use, ~0.1-0.3 ms): each term's count from its
+        postings by count (``_by_count``: exact up to two, three standing for three or more),
+        a stand-in's points only where a page holds one of its words, a pair's only where the
+        page holds each of its terms (a weak word between them is taken as held)."""
+        total = 0.0
+        norm = 0.0
+        held = 0
+        pairs = self.pairs
+        seen: dict[str, int] = {}
+        for (tp, _others, _stand_in, _names), (counts, most, standing) in zip(self.terms, self._by_count):
+            count = counts.get(path, 0)
+            if count:
+                held += 1
+                if count < 3:
+                    if not norm:
+                        norm = bm25_norm(f.lengths[4], self.plan.avg_body)
+                    total += _BODY_TERM * count + fixed(
+                        min(_BM25_MOST, BM25_SCALE * (tp.idf * count * (BM25_K1 + 1.0) / (count + norm)))
+                    )
+                else:
+                    total += _BODY_TERM * _BODY_CAP + most
+            elif standing is not None:
+                total += _STAND_IN_MOST[tuple(path in pages for pages in standing)][3]
+            if pairs:
+                seen[tp.term] = count
+        if pairs:
+            for pair in pairs:
+                if all(seen.get(word, 1) for word in pair):
+                    total += _PAIR
+        if self.sections and held >= 2:
+            total += _SECTION * (held - 1)
+        return total
+
     def strong(self, page: Page, f: PageFields) -> float:
         """At most the final score of any page: each channel of ``page_components`` bounded
         from the page's fields (see ``weights`` for the points)."""
         if not f.ascii_names:
             return math.inf
-        total: float = self._prior_and_context(page) + self._body(f) + self._named(page.path, f)
+        total: float = self._prior_and_context(page) + self._body(self.counts(page, f), f) + self._named(page.path, f)
         title_set = f.title_set
         typed, partial = self.typed, self.partial
         phrase = self._phrase(f)  # title-phrase, title-exact or leaf-exact, heading-phrase; or else prefix-phrase
@@ -611,16 +702,19 @@ class Bounds:
             total += self._prefix_term(f)
         return total + phrase
 
-    def tighten(self, page: Page, f: PageFields, quick: float, tiered: float) -> float:
+    def tighten(self, page: Page, f: PageFields, quick: float, tiered: float, by_postings: bool = False) -> float:
         """``strong`` from the page's ``medium`` (``quick``, whose body part was ``tiered``):
         the three parts the quick bound takes at their most (link-prior, body points by tier,
         prefix-term) replaced by the page's own. Every part is a multiple of 1/FIXED_STEP, so
-        this is ``strong`` exactly, without its per-term names loop and phrase checks again."""
+        this is ``strong`` exactly, without its per-term names loop and phrase checks again.
+        With ``by_postings``, its body part is ``body_by_postings`` (at least ``strong``, and
+        the page's body counts are not read)."""
         if quick == math.inf:
             return quick
         path = page.path
         near = self.context if path in self.near else 0
-        total = quick - self.prior_most - near + self._prior_and_context(page) - tiered + self._body(f)
+        body = self.body_by_postings(path, f) if by_postings else self._body(self.counts(page, f), f)
+        total = quick - self.prior_most - near + self._prior_and_context(page) - tiered + body
         if self.partial and (self.prefix_cut or path in self.prefixed) and self.partial not in f.title_set:
             total += self._prefix_term(f) - _PREFIX_TERM  # (``medium`` gave none when the title holds it)
         return total
@@ -666,10 +760,11 @@ class Bounds:
                 phrase += _HEADING_EXACT if typed in f.heading_tokens else _HEADING_PHRASE
         return phrase
 
-    def tiered(self, f: PageFields) -> float:
+    def tiered(self, f: PageFields, counts: BodyCounts | TextCounts | None = None) -> float:
         """The body points of every term at most, by its count (``tiers``; a stand-in's points
-        when the body lacks the term): ``medium``'s body part."""
-        count_of = f.body_counts.count
+        when the body lacks the term): ``medium``'s body part (``counts``: the page's, when
+        the caller has them)."""
+        count_of = (f.body_counts if counts is None else counts).count
         total = 0.0
         for (tp, _others, stand_in, _names), tier in zip(self.terms, self.tiers):
             count = count_of(tp.term)
@@ -684,7 +779,7 @@ class Bounds:
         or more in most bodies gives every page that tier; else each page's counts are
         bisected, exactly."""
         vault = self.vault
-        fields, postings = vault.fields, vault.postings
+        pages, fields, postings = vault.pages, vault.fields, vault.postings
         out = dict.fromkeys(paths, float(sum(stand_in for _tp, _others, stand_in, _names in self.terms)))
         for (tp, _others, stand_in, _names), tier in zip(self.terms, self.tiers):
             term = tp.term
@@ -700,14 +795,15 @@ class Bounds:
                 for path in out:
                     out[path] += up
                 continue
+            if len(holders) + len(twice) + len(thrice) < _WALK * len(paths):
+                # (a page's counts are unpacked on first use: walking postings is cheaper)
+                _add_tiers(out, holders, twice, thrice, tier, stand_in, minus=stand_in)
+                continue
             for path in holders if len(holders) < len(paths) else paths:
                 if path not in out:
                     continue
-                counts = fields[path].body_counts
-                tokens = counts.tokens
-                i = bisect_left(tokens, term)
-                if i < len(tokens) and tokens[i] == term:
-                    count = counts.counts[i]
+                count = self.counts(pages[path], fields[path]).count(term)
+                if count:
                     out[path] += (tier[count] if count < 3 else tier[3]) - stand_in
         return out
 
@@ -719,7 +815,7 @@ class Bounds:
             return math.inf
         path = page.path
         total: float = self.prior_most + (self.context if path in self.near else 0)
-        total += (self.tiered(f) if tiered is None else tiered) + self._named(path, f)
+        total += (self.tiered(f, self.counts(page, f)) if tiered is None else tiered) + self._named(path, f)
         return total + self._cover_phrase_prefix(path, f)
 
     def _cover_phrase_prefix(self, path: str, f: PageFields) -> float:
@@ -760,11 +856,15 @@ class Bounds:
             out[path] += rest(path, fields[path])
         return out
 
-    def other(self, page: Page, f: PageFields, prefix: bool = True, floor: float = -math.inf) -> float:
+    def other(
+        self, page: Page, f: PageFields, prefix: bool = True, floor: float = -math.inf, by_postings: bool = False
+    ) -> float:
         """At most the final score of a page without a query word in its names, tags, headings
         or path: its body channels, stand-ins and prefix channels (``prefix``: when a name token
         may start with the partial term). A page whose bound is below ``floor`` anyway gets
-        its bound with the most link-prior, not its own (which is not looked up)."""
+        its bound with the most link-prior, not its own (which is not looked up). With
+        ``by_postings``, the body part is ``body_by_postings`` (looser, and the page's body
+        counts are not read)."""
         if not f.ascii_names:
             return math.inf
         tight = 0.0
@@ -777,7 +877,7 @@ class Bounds:
                 tight += _PREFIX_TITLE
             elif any(t.startswith(partial) for t in f.alias_set):
                 tight += _PREFIX_ALIAS
-        tight += self._body(f)
+        tight += self.body_by_postings(page.path, f) if by_postings else self._body(self.counts(page, f), f)
         most = tight + self.prior_most + self.context
         if most < floor:  # below the bar even with the most link-prior: its own is not looked up
             return most
@@ -869,6 +969,11 @@ def starts_typed(f: PageFields, typed: tuple[str, ...]) -> bool:
 def _bound_order(entry: tuple[float, str, Any]) -> tuple[float, str]:
     return entry[0], entry[1]
 
+
+# Walk a term's postings rather than look it up in each page's body counts while it has fewer
+# than this many holders a page: a page read from the persistent index unpacks its counts on
+# first use (~0.1-0.3 ms, against ~40 ns a holder walked and ~1 µs a count once unpacked).
+_WALK = 64
 
 _BY_TITLE = "\uffff"  # a group of ``_expand`` to go through in title order
 

@@ -23,11 +23,12 @@ import pytest
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from vaultkit import build_vault
+from vaultkit import build_vault, write_vault
 
 from vaultlens.engine.page import parse_page
 from vaultlens.engine.query import context_page, parse_query
-from vaultlens.engine.scoring import candidates, link_prior, make_plan, page_components, starts_with_typed
+from vaultlens.engine.scan import load_vault
+from vaultlens.engine.scoring import TextCounts, candidates, counts_of, link_prior, make_plan, page_components, starts_with_typed
 from vaultlens.engine.search import matching_headings, near_pages, rank
 from vaultlens.engine.text import fold, tokenize
 from vaultlens.engine import topk
@@ -278,8 +279,13 @@ def _check_bounds(seen, vault, query) -> None:
             assert stood <= (0 if count else stand_in), (path, term, components)
             in_names = sum(c[3] for c in mine if c[0] not in ("body-term", "body-bm25") and c[4] != "body")
             assert in_names <= (topk._name_points(term, others, names, fields) if path in named else 0), (path, term, components)
+        # the bounds without the page's body counts (from postings) are never below the exact ones
+        counts = bounds.counts(page, fields)
+        assert bounds.body_by_postings(path, fields) >= bounds._body(counts, fields), (path, components)
+        assert bounds.tighten(page, fields, quick, tiered[path], by_postings=True) >= bounds.strong(page, fields)
         if path not in strong:
             assert bounds.other(page, fields) >= final, (path, components)
+            assert bounds.other(page, fields, by_postings=True) >= bounds.other(page, fields), (path, components)
 
 
 def test_every_channel_the_top_k_search_meets_is_bounded_by_name():
@@ -386,4 +392,25 @@ def test_pruned_ranking_equals_the_full_ranking_on_a_larger_vault(seed):
             full, _ = rank(vault, parse_query(text, prefix=prefix, limit=0), 0)
             for limit in (3, 10, 50):
                 pruned, _ = rank(vault, parse_query(text, prefix=prefix, limit=limit), limit)
+                assert described(pruned) == described(full[:limit]), (text, prefix, limit)
+
+
+@pytest.mark.timeout(300)
+def test_a_vault_read_back_with_packed_body_counts_ranks_the_same(tmp_path):
+    # Loaded through the index records, a page's body counts stay packed and the ranking reads
+    # them off the page's text (``scoring.TextCounts``): the same hits, scores and components as
+    # the vault parsed in memory (plain counts), pruned and in full.
+    files = _zipf_vault(3)
+    plain = build_vault(files)
+    packed = load_vault(str(write_vault(tmp_path / "v", files)), cache=None, workers=0).vault
+    assert all(type(counts_of(packed.pages[p], f)) is TextCounts for p, f in packed.fields.items())
+    rng = random.Random(3)
+    titles = sorted(page.title for page in plain.pages.values())
+    texts = rng.sample(titles, 30) + [t[: max(2, len(t) // 2)] for t in rng.sample(titles, 15)]
+    for text in texts:
+        for prefix in (False, True):
+            full, _ = rank(plain, parse_query(text, prefix=prefix, limit=0), 0)
+            assert described(rank(packed, parse_query(text, prefix=prefix, limit=0), 0)[0]) == described(full), text
+            for limit in (3, 50):
+                pruned, _ = rank(packed, parse_query(text, prefix=prefix, limit=limit), limit)
                 assert described(pruned) == described(full[:limit]), (text, prefix, limit)
