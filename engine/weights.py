@@ -205,7 +205,7 @@ just instead already still even ever really actually maybe perhaps rather quite 
 otherwise anyway somehow though although however yet
 e g ie eg
 kind kinds stuff lot bit
-put turn want wants wanted need needs needed try trying able possible please
+put turn want wants wanted need needs needed try trying possible please
 """.split())
 WEAK_WORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being
