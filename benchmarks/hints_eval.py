@@ -11,7 +11,9 @@ For each dev set (the questions in ``EVAL/questions/V-dev.jsonl`` and the link t
 - ``recall@1``: of the queries whose top hit is relevant, the share where ``sufficient`` is
   true (goal: at least 0.70);
 - ``shown``: suggested queries that are the title of a hit already returned (must be 0);
-- the counts behind both. ``--rank hybrid`` runs its lexical arms unless vectors exist.
+- the counts behind both. ``hybrid`` runs the lexical arms only; ``--vectors`` adds a
+  ``hybrid+vec`` row per set with the vector arm (the embeddings extra; vectors from the user
+  cache, ``XDG_CACHE_HOME``, computed first where missing).
 
 ``--why`` also prints, per set, each question where ``sufficient`` is true but no relevant page
 is in the top 3 (``wrong``), and each whose top hit is relevant but ``sufficient`` is false
@@ -34,12 +36,12 @@ from vaultlens.engine.search import search  # noqa: E402
 
 
 def rates(vault, queries: list[dict], rank: str, threshold: float | None,
-          why: list[str] | None = None) -> dict[str, float | int]:
+          why: list[str] | None = None, vectors=None) -> dict[str, float | int]:
     sufficient = top3 = top1 = top1_sufficient = shown = 0
     for item in queries:
         query = parse_query(item["query"], limit=10, hints=True, rank=rank)
         extra = {} if threshold is None else {"hints_threshold": threshold}
-        payload = search_payload(vault, query, search(vault, query), **extra)
+        payload = search_payload(vault, query, search(vault, query, vectors), **extra)
         files = [h["file"] for h in payload["hits"]]
         relevant = set(item["relevant"])
         hints = payload["hints"]
@@ -71,10 +73,12 @@ def main() -> int:
     ap.add_argument("--threshold", type=float, help="hints_threshold (default: the engine's)")
     ap.add_argument("--json", action="store_true", help="one JSON line per row instead of the table")
     ap.add_argument("--why", action="store_true", help="list the wrong and missed questions of each set")
+    ap.add_argument("--vectors", action="store_true", help="also hybrid with the vector arm (embeddings extra)")
+    ap.add_argument("--sets", default="questions,links", help="which kinds of dev set (default: both)")
     args = ap.parse_args()
     sets = []
     for kind, folder in (("questions", os.path.join(args.eval, "questions")), ("links", args.eval)):
-        if not os.path.isdir(folder):
+        if kind not in args.sets.split(",") or not os.path.isdir(folder):
             continue
         for name in sorted(os.listdir(folder)):
             if name.endswith("-dev.jsonl") and os.path.isdir(os.path.join(args.vaults, name[:-10])):
@@ -83,21 +87,30 @@ def main() -> int:
         print(f"no dev sets with vaults under {args.eval} and {args.vaults}", file=sys.stderr)
         return 1
     vaults: dict[str, object] = {}
+    arms: dict[str, object] = {}
     if not args.json:
-        print(f"{'set':<10} {'vault':<16} {'rank':<8} {'n':>3} {'suff':>4} {'prec@3':>7} {'top1':>4} {'rec@1':>6} {'shown':>5}")
+        print(f"{'set':<10} {'vault':<16} {'rank':<10} {'n':>3} {'suff':>4} {'prec@3':>7} {'top1':>4} {'rec@1':>6} {'shown':>5}")
     for kind, name, path in sets:
         if name not in vaults:
             vaults[name] = load_vault(os.path.join(args.vaults, name), cache=None).vault
         with open(path, encoding="utf-8") as fh:
             queries = [json.loads(line) for line in fh if line.strip()]
-        for rank in ("default", "hybrid"):
+        if args.vectors and name not in arms:
+            from vaultlens.engine.embed import open_vectors
+
+            arms[name] = open_vectors(vaults[name])
+            if arms[name] is None:
+                print("--vectors: the embeddings extra is not installed", file=sys.stderr)
+                return 1
+        for rank in ("default", "hybrid", *(("hybrid+vec",) if args.vectors else ())):
             why: list[str] | None = [] if args.why else None
-            row = rates(vaults[name], queries, rank, args.threshold, why)
+            vectors = arms.get(name) if rank == "hybrid+vec" else None
+            row = rates(vaults[name], queries, rank.split("+")[0], args.threshold, why, vectors)
             if args.json:
                 print(json.dumps({"set": kind, "vault": name, "rank": rank, **row}))
             else:
                 fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
-                print(f"{kind:<10} {name:<16} {rank:<8} {row['queries']:>3} {row['sufficient']:>4} "
+                print(f"{kind:<10} {name:<16} {rank:<10} {row['queries']:>3} {row['sufficient']:>4} "
                       f"{fmt(row['precision@3']):>7} {row['top1']:>4} {fmt(row['recall@1']):>6} {row['shown']:>5}")
                 if why:
                     print("\n".join(why))

@@ -21,6 +21,7 @@ import hashlib
 import importlib.util
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -57,6 +58,10 @@ def encode_workers() -> int:
 # The background build's threads are niced by this much (Linux: per thread), so the language
 # server's own thread and the editor come first; the embedding takes what is left of the cores.
 NICE = 10
+# While requests arrive (the last one less than QUIET seconds ago), the background build embeds
+# on one thread: each embedding thread competes with the server's thread for the GIL between
+# NumPy calls (docs/performance.md), so the second one is held until the server is quiet.
+QUIET = 1.0
 INSTALL_HINT = "install the embeddings extra: pip install 'vaultlens[embeddings]'"
 
 
@@ -150,6 +155,7 @@ class VectorIndex:
         self._model = None
         self.workers = workers  # threads for ``update``'s embedding (a query is one text: one thread)
         self.background = background  # embedding threads run at a lower priority (nice)
+        self.pause: Callable[[], bool] | None = None  # while true, ``update`` embeds on one thread
         name = hashlib.sha256(os.path.abspath(root or ".").encode("utf-8", "surrogatepass")).hexdigest()[:16]
         folder = directory if directory is not None else cache_dir()
         self.path = os.path.join(folder, f"vectors-{MODEL_ID}-{name}.npz") if folder else None
@@ -163,14 +169,15 @@ class VectorIndex:
 
     # --- the model -------------------------------------------------------------------------
 
-    def encode(self, texts: list[str], workers: int = 1, nice: int = 0):
+    def encode(self, texts: list[str], workers: int = 1, nice: int = 0, pause: Callable[[], bool] | None = None):
         """Unit vectors for ``texts`` (one row each), on ``workers`` threads (``nice``: their
-        priority is lowered by that much; the calling thread's never is)."""
+        priority is lowered by that much; the calling thread's never is; while ``pause()`` is
+        true one thread goes on alone)."""
         np = self._np
         if self._encode is not None:
             rows = np.asarray(self._encode(texts), dtype=np.float32)
         else:
-            rows = self._sentence_model().encode(texts, workers=workers, nice=nice)
+            rows = self._sentence_model().encode(texts, workers=workers, nice=nice, pause=pause)
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
         return rows / np.where(norms == 0, 1.0, norms)
 
@@ -203,7 +210,7 @@ class VectorIndex:
         fresh: dict[str, object] = {}
         for start in range(0, len(work), BATCH):  # outside the lock: rank() answers meanwhile
             batch = work[start : start + BATCH]
-            rows = self.encode([t for _k, t in batch], self.workers, NICE if self.background else 0)
+            rows = self.encode([t for _k, t in batch], self.workers, NICE if self.background else 0, self.pause)
             for (key, _text), row in zip(batch, rows):
                 fresh[key] = row
             if progress is not None:
@@ -312,6 +319,10 @@ class BackgroundVectors:
     is None until the first build is done, then the index (pages changed since the last build
     keep their old vectors until the next one). Without the extra both do nothing and
     ``reason`` says why. ``wait`` is for tests and benchmarks.
+
+    ``quiet_for`` (seconds since the server last heard a request; the language server hands
+    its transport's) or ``touch()`` (the MCP server calls it per tool call; ``arm`` does too)
+    tell the build when requests arrive: then it embeds on one thread (``busy``, QUIET).
     """
 
     def __init__(self, *, make_index: Callable[[Vault], VectorIndex] | None = None) -> None:
@@ -329,6 +340,16 @@ class BackgroundVectors:
         self._busy = False
         self._thread: threading.Thread | None = None
         self.error: str | None = None
+        self._touched = float("-inf")  # time.monotonic() of the last request touch() heard
+        self.quiet_for: Callable[[], float] = lambda: time.monotonic() - self._touched
+
+    def touch(self) -> None:
+        """A request arrived: the build runs on one thread until QUIET seconds pass without one."""
+        self._touched = time.monotonic()
+
+    def busy(self) -> bool:
+        """Whether requests arrived within the last QUIET seconds (``quiet_for``, ``touch``)."""
+        return min(self.quiet_for(), time.monotonic() - self._touched) < QUIET
 
     def kick(self, vault: Vault) -> None:
         if self.reason is not None:
@@ -347,6 +368,7 @@ class BackgroundVectors:
 
     def arm(self, vault: Vault | None = None) -> VectorIndex | None:
         """The index when it holds vectors (kicking an update for ``vault`` if it changed)."""
+        self.touch()
         if vault is not None:
             self.kick(vault)
         return self._index if self._ready else None
@@ -366,6 +388,7 @@ class BackgroundVectors:
             try:
                 if self._index is None:
                     self._index = self._make(vault)
+                self._index.pause = self.busy
                 self._index.update(vault)
                 self._index.encode(["vaultlens"])  # the model is loaded before the first query
                 self._ready = True

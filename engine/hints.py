@@ -17,18 +17,23 @@ under ``--rank default`` and ``--rank hybrid`` (whose fused scores are all near 
   by a passage, not by words scattered over a long page: a changelog, FAQ or transcript holds
   most words of any question, but seldom in one place. It reads the page, not the hit's
   components, so it is the same under either ranking (hybrid's hits carry only ``rrf``).
-- ``arms_agree``: the two lexical rankings both put the top page among the first AGREE (3), the
-  pages an agent reads: the explained channel ranking and BM25F (``--rank hybrid``'s two
-  lexical arms; under hybrid the top hit's ``rrf`` components give both ranks; by default the
-  top hit is the ranking's first, and BM25F ranks the ranking's first POOL (10) pages). Not
-  "the same first page": the explained ranking's proximity channels (section-term, body-pair)
-  now order questions better than BM25F, so a first-place tie-break between two good pages
-  said nothing about either.
+- ``arms_agree``: every ranking put the top page among its first AGREE (3), the pages an agent
+  reads: the explained channel ranking and BM25F (``--rank hybrid``'s two lexical arms), and
+  the vector arm when the search ran one (a hit carries a ``vector`` rrf component). Under
+  hybrid the top hit's ``rrf`` components give the ranks (a page an arm did not rank is not
+  among its first AGREE); by default the top hit is the ranking's first, and BM25F ranks the
+  ranking's first POOL (10) pages. Not "the same first page": the explained ranking's
+  proximity channels (section-term, body-pair) now order questions better than BM25F, so a
+  first-place tie-break between two good pages said nothing about either. The vector arm is a
+  judge because the wrong answers lexical evidence cannot tell from right ones (a page holding
+  most words of the question, about something else) are the ones an embedding puts lower.
 - ``max_score``: the top hit's passage coverage when the rankings agree; when they do not, half
   its field coverage (so only a page named by every content word passes 0.5); 3 decimals.
-  ``sufficient``: ``max_score >= threshold`` (the ``hints_threshold`` parameter, ``SUFFICIENT``
-  = 0.5 by default): both rankings show the top page in their first three and one passage of
-  it holds at least half the content words' weight, or its name holds every content word.
+  ``sufficient``: ``max_score >= threshold`` (``SUFFICIENT`` = 0.5 by default; the search's
+  ``hints_threshold``, else the server's setting, else the vault's ``.vaultlens.toml``
+  ``[search] hints_threshold``, ``threshold_setting``): the rankings show the top page in their
+  first three and one passage of it holds at least half the content words' weight, or its name
+  holds every content word.
 - ``next_action``: no hits -> ``broaden``; sufficient -> ``synthesize`` (``read`` names the
   pages to read: the top hit, and the second and third when their own passage coverage
   reaches the threshold); otherwise ``expand`` when ``max_score < WEAK`` (0.3) and the top hits link to
@@ -36,8 +41,9 @@ under ``--rank default`` and ``--rank hybrid`` (whose fused scores are all near 
 - ``suggested_queries`` (up to 5): each holds a word no returned hit holds in its title,
   aliases, file name, tags or headings (so following it cannot just confirm a page already
   shown): the query with a word no hit holds swapped for its ``_vocabulary.md`` synonym; the
-  titles of pages the top hits link to that are not hits; the query's content words alone
-  (when that drops at least two words).
+  content words the top hit's best passage lacks (the part of the question it does not answer;
+  words no page holds left out); the titles of pages the top hits link to that are not hits and
+  that a content word names (in a title, alias, file name, heading or tag).
 - ``related_ids``: pages the top 3 hits link to that are not hits, up to 5 (``RELATED``);
   ``gap_keywords``: query terms, weak ones left out, that no returned hit holds in any field.
 Match labels for people: a hit is ``strong`` at >= 75 % of the top score, ``good`` at >= 40 %,
@@ -47,6 +53,7 @@ else ``weak``.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 from .model import Hit
@@ -56,17 +63,47 @@ from .text import stem, tokenize
 from .vault import Vault
 
 SUFFICIENT = 0.5  # the default hints_threshold (the agentic-search design's 0.5)
+SETTINGS_FILE = ".vaultlens.toml"  # [search] hints_threshold: the vault's own threshold
 WEAK = 0.3
 TOP = 3  # how many top hits feed read, suggestions and related pages
 RELATED = 5  # related_ids at most
 POOL = 10  # how many of the default ranking's first pages BM25F judges (arms_agree)
-AGREE = TOP  # arms_agree: both lexical rankings put the top page among their first AGREE
+AGREE = TOP  # arms_agree: every ranking put the top page among its first AGREE
+JUDGES = ("default", "bm25f", "vector")  # the hybrid arms whose ranks arms_agree reads (not "name")
 PASSAGE = 60  # words in a passage (about a paragraph): content words found within it count together
 COMMON = 0.5  # a term held by at least this share of the vault's pages is no content word
 FIELD_CREDIT = (("name", 1.0), ("heading", 0.8), ("tag", 0.8), ("body", 0.6))
 DISAGREE = 0.5  # max_score's factor when the lexical rankings put different pages first
 STRONG_LABEL = 0.75
 GOOD_LABEL = 0.4
+
+
+def check_threshold(value: object) -> float:
+    """A hints threshold as given, checked: a number from 0 to 1 (ValueError otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ValueError("a number from 0 to 1")
+    return float(value)
+
+
+def threshold_setting(root: str) -> float | None:
+    """``hints_threshold`` in the ``[search]`` section of the vault's ``.vaultlens.toml``; None
+    when the file, the key or a valid value (a number from 0 to 1) is missing."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    from .scan import read_bytes
+
+    try:
+        data = tomllib.loads(read_bytes(root, SETTINGS_FILE).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    section = data.get("search") if isinstance(data, dict) else None
+    try:
+        return check_threshold(section.get("hints_threshold")) if isinstance(section, dict) else None
+    except ValueError:
+        return None
 
 
 def match_label(score: float, top: float) -> str:
@@ -126,21 +163,20 @@ def _sections(page) -> list[tuple[str, str]]:
     return [(names.get(a, ""), "\n".join(lines[a:b])) for a, b in zip(starts, [*starts[1:], len(lines)])]
 
 
-def passage(vault: Vault, path: str, weights: dict[str, float]) -> float:
-    """The largest share of the content words' weight page ``path`` holds in one passage: its
+def passage_terms(vault: Vault, path: str, weights: dict[str, float]) -> tuple[str, ...]:
+    """The content words of page ``path``'s best passage (``passage``), in ``weights``' order: its
     name (title, aliases, file name) with the heading of one section and PASSAGE consecutive
     words of that section (a word or one with its stem, as ``coverage``)."""
-    total = sum(weights.values())
     fields = vault.fields.get(path)
-    if not total or fields is None:
-        return 0.0
+    if not weights or fields is None:
+        return ()
     owners: dict[str, list[str]] = {}  # a token -> the content words it stands for
     for term in weights:
         for word in sorted(_variants(vault, term)):
             owners.setdefault(word, []).append(term)
     name = fields.title_set | fields.alias_set | set(fields.file_tokens)
     named = {t for w in name for t in owners.get(w, ())}
-    best = math.fsum(weights[t] for t in sorted(named))
+    best, best_weight = named, math.fsum(weights[t] for t in sorted(named))
     for heading, text in _sections(vault.pages[path]):
         found = [(i, owners[w]) for i, w in enumerate(tokenize(text)) if w in owners]
         if not found:
@@ -156,8 +192,19 @@ def passage(vault: Vault, path: str, weights: dict[str, float]) -> float:
                     window[t] -= 1
                 first += 1
             held = base | {t for t, n in window.items() if n}
-            best = max(best, math.fsum(weights[t] for t in sorted(held)))
-    return min(best / total, 1.0)
+            weight = math.fsum(weights[t] for t in sorted(held))
+            if weight > best_weight:
+                best, best_weight = held, weight
+    return tuple(t for t in weights if t in best)
+
+
+def passage(vault: Vault, path: str, weights: dict[str, float]) -> float:
+    """The largest share of the content words' weight page ``path`` holds in one passage (the
+    words ``passage_terms`` names)."""
+    total = sum(weights.values())
+    if not total:
+        return 0.0
+    return min(math.fsum(weights[t] for t in sorted(passage_terms(vault, path, weights))) / total, 1.0)
 
 
 def arms_agree(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> bool:
@@ -168,9 +215,10 @@ def arms_agree(vault: Vault, query: Query, hits: tuple[Hit, ...]) -> bool:
     ranking (the hits, or a search for POOL when fewer were asked for): ranking the whole vault
     by BM25F would cost ~30x the search on 10,000 pages for a question full of common words."""
     top = hits[0]
-    arms = {m.term: m.hits for m in top.matched if m.channel == "rrf" and m.via == "lexical"}
+    arms = {m.term: m.hits for m in top.matched if m.channel == "rrf" and m.term in JUDGES}
     if arms:
-        return all(0 < arms.get(arm, 0) <= AGREE for arm in ("default", "bm25f"))
+        ran = {m.term for h in hits for m in h.matched if m.channel == "rrf"}  # the arms this search had
+        return all(0 < arms.get(arm, 0) <= AGREE for arm in JUDGES if arm in ran or arm != "vector")
     if query.rank == "hybrid" or query.prefix:
         return False
     from dataclasses import replace
@@ -198,7 +246,7 @@ def _named(vault: Vault, hits: tuple[Hit, ...]) -> set[str]:
 
 
 def _suggestions(vault: Vault, query: Query, hits: tuple[Hit, ...], gaps: list[str],
-                 related: list[str], content: list[str]) -> list[str]:
+                 related: list[str], weights: dict[str, float]) -> list[str]:
     named = _named(vault, hits)
     shown = {h.page.title.casefold() for h in hits}
     text = query.text.casefold()
@@ -214,10 +262,14 @@ def _suggestions(vault: Vault, query: Query, hits: tuple[Hit, ...], gaps: list[s
     for term in gaps:
         for synonym in vault.vocabulary.synonyms(term):
             offer(" ".join(" ".join(synonym) if t == term else t for t in query.terms))
-    for path in related:
-        offer(vault.pages[path].title)
-    if content and len(content) <= len(query.terms) - 2:
-        offer(" ".join(content))
+    if hits and weights:  # the part of the question the top hit's best passage does not hold
+        held = set(passage_terms(vault, hits[0].page.path, weights))
+        missing = [t for t in weights if t not in held and any(vault.postings.get(w) for w in _variants(vault, t))]
+        if missing and len(missing) < len(weights):
+            offer(" ".join(missing))
+    for path in related:  # a linked page named by a content word (not only its body): a lead
+        if any(set(term_fields(vault, path, t)) - {"body"} for t in weights):
+            offer(vault.pages[path].title)
     return out[:5]
 
 
@@ -240,7 +292,6 @@ def hints(vault: Vault, query: Query, hits: tuple[Hit, ...], threshold: float = 
     related = related[:RELATED]
 
     gaps = [t for t in words if not any(term_fields(vault, h.page.path, t) for h in hits)]
-    content = [t for t in words if t in weights]
     read: list[str] = []
     if sufficient:
         read = [hits[0].page.path] + [h.page.path for h in hits[1:TOP]
@@ -260,7 +311,7 @@ def hints(vault: Vault, query: Query, hits: tuple[Hit, ...], threshold: float = 
         "result_count": len(hits),
         "next_action": action,
         "read": read,
-        "suggested_queries": _suggestions(vault, query, hits, gaps, related, content),
+        "suggested_queries": _suggestions(vault, query, hits, gaps, related, weights),
         "related_ids": related,
         "gap_keywords": gaps,
         "evidence": {"coverage": round(cover, 3), "passage": round(held, 3), "arms_agree": agree},

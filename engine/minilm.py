@@ -24,6 +24,8 @@ import os
 import struct
 import sys
 import threading
+import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -32,6 +34,7 @@ EPS = 1e-12
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 BATCH_TOKENS = 1024  # padded tokens per batch: obsidian-tasks pads 2% (7% at 4,096), same speed
 FFN_ROWS = 256  # tokens per block of the feed-forward layer (1.5 MB of float32 intermediate)
+PAUSE_POLL = 0.05  # seconds between looks at ``pause`` while an extra worker waits
 _DTYPES = {"F32": np.float32, "I64": np.int64}
 
 
@@ -214,7 +217,8 @@ class MiniLM:
         return (summed / np.maximum(mask.sum(1, keepdims=True), np.float32(1e-9))).astype(np.float32)
 
     def encode(
-        self, texts: list[str], batch_tokens: int = BATCH_TOKENS, workers: int = 1, nice: int = 0
+        self, texts: list[str], batch_tokens: int = BATCH_TOKENS, workers: int = 1, nice: int = 0,
+        pause: Callable[[], bool] | None = None,
     ) -> np.ndarray:
         """One row per text. Texts are batched by token length (shortest first, so a batch pads
         little), at most ``batch_tokens`` padded tokens a batch; rows come back in input order.
@@ -224,7 +228,9 @@ class MiniLM:
         cores working where OpenBLAS's own threads wait for each other. A batch's rows do not
         depend on the thread or on the other batches, so the result is the same bytes. ``nice``
         > 0 lowers the priority of the threads doing the work (where the system allows it per
-        thread, as Linux does), for a server embedding in the background."""
+        thread, as Linux does), for a server embedding in the background. ``pause``: while it
+        returns True, only the first worker takes batches (the others wait, ``PAUSE_POLL``):
+        a server answering requests shares the GIL with one embedding thread, not all."""
         if not texts:
             return np.zeros((0, self.word.shape[1]), dtype=np.float32)
         ids = self.token_ids(texts)
@@ -243,34 +249,40 @@ class MiniLM:
             out[chunk] = self.encode_ids([ids[i] for i in chunk])
 
         if nice > 0 or (workers > 1 and len(chunks) > 1):  # never renice the caller's thread
-            _on_threads(run, chunks, max(1, min(workers, len(chunks))), nice)
+            _on_threads(run, chunks, max(1, min(workers, len(chunks))), nice, pause)
         else:
             for chunk in chunks:
                 run(chunk)
         return out
 
 
-def _on_threads(run, chunks: list, workers: int, nice: int) -> None:
+def _on_threads(run, chunks: list, workers: int, nice: int, pause: Callable[[], bool] | None = None) -> None:
     """``run(chunk)`` for every chunk on ``workers`` daemon threads, each taking the next chunk
     when done; the first error is raised here. Daemon threads (not a ThreadPoolExecutor, whose
-    exit hook runs every queued chunk first): a server that exits mid-build exits at once."""
-    todo = iter(chunks)
+    exit hook runs every queued chunk first): a server that exits mid-build exits at once.
+    While ``pause()`` is true, the workers after the first wait before taking a chunk (and
+    stop waiting when none is left), so one thread goes on alone."""
     lock = threading.Lock()
     errors: list[BaseException] = []
+    at = [0]  # the next chunk to take
 
-    def work() -> None:
+    def work(first: bool) -> None:
         _lower_priority(nice)
         while not errors:
+            while not first and pause is not None and at[0] < len(chunks) and not errors and pause():
+                time.sleep(PAUSE_POLL)
             with lock:
-                chunk = next(todo, None)
-            if chunk is None:
-                return
+                if at[0] >= len(chunks):
+                    return
+                chunk = chunks[at[0]]
+                at[0] += 1
             try:
                 run(chunk)
             except BaseException as exc:  # noqa: BLE001 - handed to the caller below
                 errors.append(exc)
 
-    threads = [threading.Thread(target=work, name="vaultlens-encode", daemon=True) for _ in range(workers)]
+    threads = [threading.Thread(target=work, args=(i == 0,), name="vaultlens-encode", daemon=True)
+               for i in range(workers)]
     for thread in threads:
         thread.start()
     for thread in threads:

@@ -217,6 +217,7 @@ class Source:
     root: str
     text: Callable[[str], str | None]  # a page's whole file; None: use the indexed body; OSError: unreadable
     vectors: Callable[[], Any] | None = None  # the vector arm of rank hybrid (None: lexical arms only)
+    hints_threshold: float | None = None  # the surface's hintsThreshold setting (None: the vault's, else 0.5)
 
 
 def disk_source(vault: Vault, root: str, vectors: Callable[[], Any] | None = None) -> Source:

@@ -107,6 +107,10 @@ def _search(source: Source, query: str, *, sort: str = "score", no_timing: bool 
     if sort not in SORTS:
         raise ValueError('"sort" must be ' + " or ".join(f'"{s}"' for s in SORTS))
     root = source.root
+    if hints_threshold is None:  # the setting: the server's, else the vault's .vaultlens.toml
+        from .hints import threshold_setting
+
+        hints_threshold = source.hints_threshold if source.hints_threshold is not None else threshold_setting(root)
     shape = {"hints_threshold": hints_threshold, "explain": explain}
     parsed = parse_query(query, **options, mtime_of=lambda rel: file_mtime(root, rel))
     scopes = user_scopes(root)  # the vault's [users] settings (engine/users.py)
@@ -254,8 +258,9 @@ hit, or follow `related`/`links` to the pages around it.""",
         Param("hints", bool, "Add `hints` for an agent loop: sufficient, max_score, next_action (synthesize | refine "
               "| expand | broaden), read (the pages to read when sufficient), suggested_queries, related_ids, "
               "gap_keywords, evidence. The rules are in docs/contracts.md.", default=False, mcp_default=True),
-        Param("hints_threshold", float, "With `hints`: `sufficient` is true from this max_score on (0 to 1; the "
-              "agentic-search design's 0.5 by default).", metavar="X", expects="a number from 0 to 1"),
+        Param("hints_threshold", float, "With `hints`: `sufficient` is true from this max_score on (0 to 1). Unset: the "
+              "server's hintsThreshold setting, else the vault's .vaultlens.toml [search] hints_threshold, else "
+              "0.5 (the agentic-search design's).", metavar="X", expects="a number from 0 to 1"),
         EXPLAIN_PARAM,
         alias("after", _SINCE, "OpenViking's name", metavar="WHEN"),
         alias("before", _UNTIL, "OpenViking's name", metavar="WHEN"),

@@ -193,6 +193,20 @@ BM25F_B = MappingProxyType({"title": 0.3, "alias": 0.3, "heading": 0.3, "tag": 0
 # weak (it is a word on its way). ``query_plan.weak`` lists them. English only; a general list
 # (pronouns, articles, auxiliaries, prepositions, conjunctions, question words, contraction
 # pieces), not one picked for any evaluation question.
+# Incidental words: general English that qualifies a request without naming what it is about
+# (quantifiers, discourse adverbs, pieces of "e.g." / "i.e.", placeholder nouns and verbs). Rare
+# in most vaults, so idf would weigh them high, yet a page holding "whole" or "instead" is no
+# more likely the answer. Topic verbs that name commands in vaults (make, use, set, show, find,
+# create, open, change) and nouns that name things ("way": "the milky way") are not here.
+INCIDENTAL_WORDS = frozenset("""
+certain whole entire every everything everyone anyone anybody nothing another either neither
+several many much various
+just instead already still even ever really actually maybe perhaps rather quite simply else
+otherwise anyway somehow though although however yet
+e g ie eg
+kind kinds stuff lot bit
+put turn want wants wanted need needs needed try trying possible please
+""".split())
 WEAK_WORDS = frozenset("""
 a about above after again against all am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further
@@ -203,7 +217,7 @@ these they this those through to too under until up very was we were what when w
 while who whom why will with would you your yours yourself yourselves
 also any anything etc get got lets let may might must shall something thing things whether
 s t d ll m re ve don doesn didn isn wasn aren weren won wouldn couldn shouldn haven hasn hadn
-""".split())
+""".split()) | INCIDENTAL_WORDS
 SCAFFOLDS = tuple(
     tuple(phrase.split())
     for phrase in (

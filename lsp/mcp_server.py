@@ -109,6 +109,7 @@ class LiveVault(VaultSync):
 
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(self.vault, *args, **kwargs)`` on the current vault."""
+        self.vectors.touch()  # a request: the background vector build goes on one thread for now
         async with self.lock:
             await self._check_root()
             if self.polling:

@@ -280,6 +280,7 @@ class VaultServer(LanguageServer):
             label_first = settings.link_order == "label-first"
             state = VaultState(root, Vault(root, label_first=label_first), settings=settings, warnings=warnings,
                                before_change=self.worker.quiesce)
+            state.vectors.quiet_for = lambda: self.quiet_for()  # requests arriving: embed on one thread
             self.vaults[root] = state
         return state
 

@@ -20,6 +20,7 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
+from vaultlens.engine.hints import check_threshold
 from vaultlens.engine.scan import read_bytes
 
 if sys.version_info >= (3, 11):
@@ -73,6 +74,8 @@ class Settings:
     inlay_link_titles: str = "slugs"  # the title after a slug link: "slugs", "all" or "off"
     semantic_tokens_enabled: bool = True
     extract_leaves: str = "link"  # what "Extract to a new page" leaves behind: "link" or "embed"
+    # wiki/search's hints: sufficient from this max_score on (None: the vault file's, else 0.5)
+    hints_threshold: float | None = None
 
     @property
     def create_folder(self) -> str:
@@ -127,6 +130,8 @@ _ALIASES = {
     "semantic_tokens": "semantic_tokens_enabled",
     "extract_leaves": "extract_leaves",
     "extract_leave": "extract_leaves",
+    "hints_threshold": "hints_threshold",
+    "search_hints_threshold": "hints_threshold",
 }
 
 
@@ -184,6 +189,8 @@ def _coerce(name: str, value: Any) -> Any:
         if value not in EXTRACT_LEAVES:
             raise ValueError("one of " + ", ".join(EXTRACT_LEAVES))
         return value
+    if name == "hints_threshold":
+        return check_threshold(value)
     if name in ("hover_related", "diagnostics_enabled", "code_lens_enabled", "cache_enabled",
                 "inlay_heading_backlinks", "semantic_tokens_enabled"):
         if not isinstance(value, bool):

@@ -68,7 +68,7 @@ def source(ls: VaultServer, state: VaultState) -> Source:
         except OSError:
             return None  # gone since it was indexed: answer from the indexed body
 
-    return Source(state.vault, state.root, text, state.vector_arm)
+    return Source(state.vault, state.root, text, state.vector_arm, state.settings.hints_threshold)
 
 
 def arguments(op: Operation, params: Any) -> tuple[dict[str, Any], str | None]:

@@ -159,3 +159,20 @@ async def test_uri_picks_the_vault(bare_client: LanguageClient, tmp_path: Path):
     assert in_main["hits"][0]["file"] == "garden/Composting.md"
     # no uri: the first vault by path
     assert (await wiki_search(bare_client, {"query": "compost"}))["vault"] == "vault"
+
+
+@pytest.mark.asyncio(loop_scope="function")  # its own server, in its own loop
+async def test_the_hints_threshold_is_a_setting(bare_client: LanguageClient, tmp_path: Path):
+    """``search.hintsThreshold`` (initializationOptions) sets where ``hints.sufficient`` starts;
+    a search's own ``hintsThreshold`` wins (docs/contracts.md "Agent hints", rule 5)."""
+    vault = write_vault(tmp_path / "vault", {
+        "Recurring.md": "# Recurring\n\nHow do I make a task repeat? Add a recurrence rule to the task.\n",
+        "Statuses.md": "# Statuses\n\nClick the checkbox of the task.\n",
+        "Dates.md": "# Dates\n\nAdd the date emoji to the task.\n",
+    })
+    await start_session(bare_client, vault, options={"search": {"hintsThreshold": 0.9}})
+    query = {"query": "recurrence rule checkbox", "hints": True}  # max_score 2/3
+    strict = (await wiki_search(bare_client, query))["hints"]
+    assert strict["max_score"] == pytest.approx(2 / 3, abs=1e-3) and not strict["sufficient"]
+    assert (await wiki_search(bare_client, {**query, "hintsThreshold": 0.5}))["hints"]["sufficient"]
+    assert bare_client.messages == []  # a valid setting: no warning

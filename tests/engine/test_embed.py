@@ -295,3 +295,36 @@ def test_background_encoding_threads_are_niced_and_the_callers_thread_is_not():
 
     with pytest.raises(ValueError):
         _on_threads(fail, [1, 2], workers=2, nice=0)
+
+
+def test_while_requests_arrive_one_thread_embeds():
+    from vaultlens.engine.minilm import _on_threads
+
+    def threads_used(pause):
+        seen = []
+
+        def run(chunk):
+            seen.append(__import__("threading").get_ident())
+            __import__("time").sleep(0.01)  # long enough that a second free worker takes chunks
+
+        _on_threads(run, list(range(12)), 2, 0, pause)
+        return len(seen), len(set(seen))
+
+    assert threads_used(lambda: True) == (12, 1)  # busy all along: the first worker alone, every chunk done
+    assert threads_used(lambda: False) == (12, 2)  # quiet: both workers
+    assert threads_used(None) == (12, 2)
+
+
+def test_background_vectors_are_busy_while_requests_arrive(monkeypatch):
+    monkeypatch.delenv("VAULTLENS_VECTORS", raising=False)
+    background = vaultlens.engine.embed.BackgroundVectors(make_index=lambda v: None)
+    assert not background.busy()  # nothing heard yet
+    background.touch()
+    assert background.busy()
+    background._touched -= vaultlens.engine.embed.QUIET  # QUIET seconds later
+    assert not background.busy()
+    background.quiet_for = lambda: 0.2  # the language server's transport heard a message 0.2 s ago
+    assert background.busy()
+    background.arm()  # a hybrid search asks for the arm: a request too
+    background.quiet_for = lambda: float("inf")
+    assert background.busy()

@@ -154,3 +154,64 @@ def test_explain_levels_keep_the_ranking(vault):
         best = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
         assert [(c["channel"], c["points"]) for c in s["channels"]] == [(c, pytest.approx(p)) for c, p in best]
     assert search_payload(vault, query, hits, explain="full") == full
+
+
+class FixedArm:
+    """A vector arm that ranks the pages it was given, in that order (engine.hybrid.VectorArm)."""
+
+    def __init__(self, *paths: str) -> None:
+        self.paths = list(paths)
+
+    def rank(self, vault, query, limit):
+        return self.paths[:limit]
+
+
+def test_under_hybrid_with_vectors_the_vector_arm_judges_too(vault):
+    text = "how do I set a priority on a task"
+    query = parse_query(text, limit=10, hints=True, rank="hybrid")
+    agreeing = search(vault, query, FixedArm("Getting Started/Priority.md", "Dates.md"))
+    assert agreeing[0].page.path == "Getting Started/Priority.md"
+    assert hints(vault, query, agreeing)["evidence"]["arms_agree"] is True
+    # the vector arm ran but does not rank the top page among its first 3: the arms disagree
+    away = search(vault, query, FixedArm("Emoji Reference.md"))
+    assert away[0].page.path == "Getting Started/Priority.md"
+    got = hints(vault, query, away)
+    assert got["evidence"]["arms_agree"] is False
+    assert got["max_score"] == round(got["evidence"]["coverage"] * 0.5, 3)
+    # lexical arms alone (no vector arm ran): the two lexical arms decide, as before
+    assert h(vault, text, rank="hybrid")["evidence"]["arms_agree"] is True
+
+
+def test_suggestions_hold_what_the_top_hit_lacks_and_only_linked_pages_the_query_names(vault):
+    got = h(vault, "priority levels repeat")  # Priority holds two words; "repeat" is only in Recurring's text
+    assert "repeat" in got["suggested_queries"]
+    # Priority links to Dates and Emoji Reference, but neither is named by a word of the query
+    weak = h(vault, "priority zzzz qqqq wwww")
+    assert not {"Dates", "Emoji Reference"} & set(weak["suggested_queries"])
+    assert "Dates.md" in weak["related_ids"]  # still offered to read (expand)
+    assert "zzzz qqqq wwww" not in weak["suggested_queries"]  # words no page holds are no refinement
+    # the query's content words alone would rank the same pages (weak words earn no points): never offered
+    assert "set priority task" not in h(vault, "how do I set a priority on a task zzzz")["suggested_queries"]
+
+
+def test_the_threshold_is_a_setting(tmp_path):
+    from vaultlens.engine.scan import load_vault
+
+    for rel, text in FILES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    two_of_three = "recurrence rule checkbox"  # max_score 2/3
+    run = BY_NAME["search"].run
+    vault = load_vault(str(tmp_path), cache=None).vault
+
+    def sufficient(source, **kw):
+        return run(source, two_of_three, hints=True, no_timing=True, **kw)["hints"]["sufficient"]
+
+    plain = Source(vault, str(tmp_path), lambda path: None)
+    assert sufficient(plain)  # 0.5
+    (tmp_path / ".vaultlens.toml").write_text("[search]\nhints_threshold = 0.9\n", encoding="utf-8")
+    assert not sufficient(plain)  # the vault's setting
+    assert sufficient(plain, hints_threshold=0.6)  # a search's own threshold wins
+    assert sufficient(Source(vault, str(tmp_path), lambda path: None, hints_threshold=0.5))  # the server's setting
+    (tmp_path / ".vaultlens.toml").write_text("[search]\nhints_threshold = 7\n", encoding="utf-8")
+    assert sufficient(plain)  # not a number from 0 to 1: the default

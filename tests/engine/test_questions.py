@@ -50,6 +50,16 @@ def test_a_title_made_of_weak_words_still_ranks_first(query, expected):
     assert components(hits[0])[0][0] == "title-exact"
 
 
+def test_incidental_words_are_weak_but_a_title_of_them_still_ranks_first():
+    query = parse_query("how do I publish only certain hierarchies instead of my whole vault, e.g. one")
+    assert {"certain", "instead", "whole", "e", "g"} <= set(query.weak)
+    assert {"publish", "hierarchies", "vault", "one"} <= set(query.terms) - set(query.weak)  # topic words stay
+    vault = build_vault({"Just Kind.md": "# Just Kind\n\nA page.\n", "Kind Notes.md": "# Kind Notes\n\njust kind.\n"})
+    assert parse_query("just kind").weak == ()  # only incidental words: they are the query
+    assert hits_for(vault, "just kind")[0].page.path == "Just Kind.md"
+    assert "sort" not in parse_query("sort tasks by due date").weak  # a command word is a topic
+
+
 def test_weak_terms_are_listed_and_earn_no_term_points():
     query = parse_query("how do I water the tomatoes")
     assert query.weak == ("how", "do", "i", "the")

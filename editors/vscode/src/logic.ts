@@ -147,6 +147,7 @@ export const SERVER_SETTING_KEYS = [
   "codeLens.enabled",
   "dailyNotes.format",
   "dailyNotes.folder",
+  "search.hintsThreshold",
 ] as const;
 
 /** What `WorkspaceConfiguration.inspect(key)` tells about one key (the parts used here). */
