@@ -144,11 +144,19 @@ export const SERVER_SETTING_KEYS = [
   "hover.related",
   "diagnostics.enabled",
   "diagnostics.unresolvedSeverity",
+  "diagnostics.linkSuggestions",
   "codeLens.enabled",
+  "inlayHints.headingBacklinks",
+  "inlayHints.linkTitles",
+  "semanticTokens.enabled",
   "dailyNotes.format",
   "dailyNotes.folder",
+  "extract.leaves",
   "search.hintsThreshold",
 ] as const;
+
+/** The contributed settings that are the extension's own, never sent to the server. */
+export const CLIENT_SETTING_KEYS = ["enable", "server.path", "server.python", "server.args", "server.installSource", "trace.server"] as const;
 
 /** What `WorkspaceConfiguration.inspect(key)` tells about one key (the parts used here). */
 export interface Inspected {

@@ -23,6 +23,8 @@ import {
   relatedItem,
   searchItem,
   serverSettings,
+  CLIENT_SETTING_KEYS,
+  SERVER_SETTING_KEYS,
   shouldStart,
   vaultRootFor,
 } from "../src/logic";
@@ -137,6 +139,14 @@ describe("server settings", () => {
       hover: { related: false },
       diagnostics: { unresolvedSeverity: "hint" },
     });
+  });
+
+  it("send every contributed setting that is not the extension's own", () => {
+    const manifest = require(path.join(__dirname, "..", "..", "package.json"));
+    const contributed = Object.keys(manifest.contributes.configuration.properties).map((k) => k.replace(/^vaultlens\./, ""));
+    const own: readonly string[] = CLIENT_SETTING_KEYS;
+    const sent: readonly string[] = SERVER_SETTING_KEYS;
+    assert.deepEqual(contributed.filter((k) => !own.includes(k)).sort(), [...sent].sort());
   });
 
   it("send nothing when nothing was set, so .vaultlens.toml decides", () => {
