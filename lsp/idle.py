@@ -1,9 +1,9 @@
 """Background work on the event loop, done while the client is quiet, in short slices.
 
 After the start-up scan the server has work no request is waiting for: pushing every page's
-diagnostics (``features/diagnostics.py``), and unpacking what ranking reads of each page
-(``prepare_vault``: a loaded page keeps its body token counts packed until read, ~0.2 ms a
-page, which the first queries after a start would otherwise pay, page by page). Such work runs
+diagnostics (``features/diagnostics.py``), and decoding what ranking reads of each page
+(``prepare_vault``, ``Vault.prepare``: a warm start leaves each stored chunk undecoded until one
+of its pages is read, which the first queries after a start would otherwise pay for). Such work runs
 in slices of at most ``SLICE`` seconds and pauses at once when a message is waiting
 (``VaultServer.input_pending``), so a request that arrives meanwhile waits for one page's work
 at most. The diagnostics push also waits until the client has been quiet for ``IDLE`` seconds
@@ -42,7 +42,7 @@ async def quiet(ls: VaultServer) -> None:
 
 
 async def prepare_vault(ls: VaultServer, state: VaultState) -> None:
-    """Unpack what ranking reads of every page (``Vault.prepare``), page by page, whenever no
+    """Decode what ranking reads of every page (``Vault.prepare``), page by page, whenever no
     message is waiting and no request is running (not only once the client is quiet: the
     requests of the first seconds after a start are the ones it speeds up); stops when the
     vault is swapped for another (a re-index prepares its own)."""
