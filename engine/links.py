@@ -388,6 +388,11 @@ class LinkIndex:
                 kinds.append(flat[i - 1])
             i += 1
 
+    def outlink_flat(self, path: str) -> tuple[str, ...]:
+        """``(kind, target, kind, target, ...)`` of the page's resolving links and edges (as held)."""
+        self._resolved()
+        return self._targets.get(path, ())
+
     def outlink_paths(self, path: str) -> set[str]:
         """The pages the page's links and edges resolve to (a new set)."""
         self._resolved()

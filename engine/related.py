@@ -20,6 +20,7 @@ from .vault import TYPED_EDGES, Vault
 from .weights import RELATED_CAP, RELATED_CHANNEL_RANK, RELATED_FANOUT, RELATED_POINTS
 
 _MIN_TITLE_TOKEN = 3
+_TYPED = frozenset(TYPED_EDGES)
 
 
 def _resolved_targets(vault: Vault, path: str) -> tuple[set[str], dict[str, set[str]]]:
@@ -49,12 +50,32 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
     out_body, out_typed = _resolved_targets(vault, path)
     in_body: set[str] = set()
     in_typed: dict[str, set[str]] = defaultdict(set)
+    # co-cited and shared-link: counted in C over the neighbours' link sets; which pages make
+    # up a count is worked out again only for the hits returned (``evidence``). One pass over
+    # the pages linking here sorts them into body links and typed edges and counts what else
+    # they link to (a hub has thousands of them: no per-link work in Python).
+    citers: dict[str, set[str]] = {}  # page linking here -> the pages it links to
+    cited = Counter()
+    flat_of = vault.outlink_flat
     for source in vault.linking_pages(path) - {path}:
-        for kind in vault.link_kinds(source, path):
-            if kind in TYPED_EDGES:
-                in_typed[source].add(kind)
-            else:
-                in_body.add(source)
+        flat = flat_of(source)  # kind, target, kind, target, ...
+        kinds = flat[::2]
+        if _TYPED.isdisjoint(kinds):
+            in_body.add(source)
+        else:
+            for kind, target in zip(kinds, flat[1::2]):
+                if target == path:
+                    if kind in TYPED_EDGES:
+                        in_typed[source].add(kind)
+                    else:
+                        in_body.add(source)
+        targets = set(flat[1::2])
+        targets.discard(source)
+        if len(targets) > RELATED_FANOUT:
+            continue
+        targets.discard(path)
+        citers[source] = targets
+        cited.update(targets)
     typed = {other: out_typed.get(other, set()) | in_typed.get(other, set()) for other in set(out_typed) | set(in_typed)}
 
     tags: dict[str, list[str]] = defaultdict(list)
@@ -66,18 +87,6 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
             if other != path:
                 tags[other].append(tag)
 
-    # co-cited and shared-link: counted in C over the neighbours' link sets; which pages make
-    # up a count is worked out again only for the hits returned (``evidence``).
-    citers: dict[str, set[str]] = {}  # page linking here -> the pages it links to
-    cited = Counter()
-    for citer in in_body | set(in_typed):
-        targets = vault.outlink_paths(citer)
-        targets.discard(citer)
-        if len(targets) > RELATED_FANOUT:
-            continue
-        targets.discard(path)
-        citers[citer] = targets
-        cited.update(targets)
     linked: dict[str, set[str]] = {}  # page linked from here -> the pages linking to it
     sharing = Counter()
     for target in out_body | set(out_typed):

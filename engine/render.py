@@ -179,11 +179,10 @@ def page_hover(vault: Vault, path: str, *, related_pages: bool = True, via: str 
     if page.type:
         facts.append(f"type **{page.type}**")
     backlinks = vault.linking_pages(path) - {path}
+    # The count of unlinked mentions is the page's own code lens, not the hover's: finding them
+    # reads the text of every page holding the name's words (hundreds of milliseconds on a
+    # heavily linked vault), and a hover must answer at once.
     facts.append(f"{len(backlinks)} backlink{'s' if len(backlinks) != 1 else ''}")
-    from .mentions import unlinked_mentions
-
-    if unmentioned := len(unlinked_mentions(vault, path)):  # the backlinks it could have (engine/mentions.py)
-        facts.append(f"{unmentioned} unlinked mention{'s' if unmentioned != 1 else ''}")
     out.append(" · ".join(facts))
     if page.tags:
         out.append("")

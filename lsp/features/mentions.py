@@ -3,7 +3,8 @@
 - a code lens "N unlinked mentions" on a page's first line (with ``codeLens.enabled``), running
   ``vaultlens.showMentions``, which answers with their locations (``[uri]`` alone lists them
   too, so any client can call it as the command listing a page's mentions);
-- "N unlinked mentions" beside "N backlinks" in a link's hover (``engine.render.page_hover``);
+- not in a link's hover, which shows "N backlinks" only: counting mentions reads the text of
+  every page holding the name's words, and a hover must answer at once;
 - hint diagnostics (``link-suggestion``) on the phrases of an open page that name another page
   (``linkSuggestions``: ``hint``, ``information`` or ``off``);
 - code actions: "Link mention" on an occurrence (one per page the phrase names, best first),
