@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import marshal
 import posixpath
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -388,10 +388,12 @@ class LinkIndex:
                 kinds.append(flat[i - 1])
             i += 1
 
-    def outlink_flat(self, path: str) -> tuple[str, ...]:
-        """``(kind, target, kind, target, ...)`` of the page's resolving links and edges (as held)."""
+    def outlink_flats(self, paths: Iterable[str]) -> list[tuple[str, ...]]:
+        """For each page, ``(kind, target, kind, target, ...)`` of its resolving links and edges
+        (the tuples as held)."""
         self._resolved()
-        return self._targets.get(path, ())
+        get = self._targets.get
+        return [get(path, ()) for path in paths]
 
     def outlink_paths(self, path: str) -> set[str]:
         """The pages the page's links and edges resolve to (a new set)."""

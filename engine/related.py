@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter, defaultdict
+from itertools import chain
 
 from .model import Hit, Match
 from .text import collapse
@@ -55,10 +56,8 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
     # the pages linking here sorts them into body links and typed edges and counts what else
     # they link to (a hub has thousands of them: no per-link work in Python).
     citers: dict[str, set[str]] = {}  # page linking here -> the pages it links to
-    cited = Counter()
-    flat_of = vault.outlink_flat
-    for source in vault.linking_pages(path) - {path}:
-        flat = flat_of(source)  # kind, target, kind, target, ...
+    linkers = list(vault.linking_pages(path) - {path})
+    for source, flat in zip(linkers, vault.outlink_flats(linkers)):  # kind, target, kind, ...
         kinds = flat[::2]
         if _TYPED.isdisjoint(kinds):
             in_body.add(source)
@@ -75,7 +74,7 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
             continue
         targets.discard(path)
         citers[source] = targets
-        cited.update(targets)
+    cited = Counter(chain.from_iterable(citers.values()))
     typed = {other: out_typed.get(other, set()) | in_typed.get(other, set()) for other in set(out_typed) | set(in_typed)}
 
     tags: dict[str, list[str]] = defaultdict(list)
@@ -98,10 +97,16 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
         linked[target] = sources
         sharing.update(sources)
 
-    def evidence(channel: str, other: str) -> set[str]:
-        if channel == "co-cited":
-            return {citer for citer, targets in citers.items() if other in targets}
-        return {target for target, sources in linked.items() if other in sources}
+    def evidence(chosen: list[str]) -> dict[tuple[str, str], set[str]]:
+        """Which pages make up the co-cited and shared-link counts of the hits returned (one
+        pass over the neighbours' link sets, not one a hit)."""
+        found: dict[tuple[str, str], set[str]] = defaultdict(set)
+        wanted = set(chosen)
+        for channel, sets in (("co-cited", citers), ("shared-link", linked)):
+            for via, members in sets.items():
+                for other in wanted.intersection(members):
+                    found[channel, other].add(via)
+        return found
 
     words: dict[str, list[str]] = defaultdict(list)
     for token in sorted(vault.fields[path].title_set):
@@ -150,7 +155,7 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
     def titles(paths: set[str]) -> str:
         return ", ".join(sorted(vault.pages[p].title for p in paths)[:RELATED_CAP])
 
-    def matches(other: str) -> tuple[Match, ...]:
+    def matches(other: str, made_of: dict[tuple[str, str], set[str]]) -> tuple[Match, ...]:
         found: list[Match] = []
         if other in out_body:
             found.append(Match("links-to", "", 1, points["links-to"]))
@@ -162,10 +167,10 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
             found.append(Match("shared-tag", tag, 1, points["shared-tag"]))
         if cited.get(other):
             n = cited[other]
-            found.append(Match("co-cited", "", n, points["co-cited"] * min(n, RELATED_CAP), "", titles(evidence("co-cited", other))))
+            found.append(Match("co-cited", "", n, points["co-cited"] * min(n, RELATED_CAP), "", titles(made_of["co-cited", other])))
         if sharing.get(other):
             n = sharing[other]
-            found.append(Match("shared-link", "", n, points["shared-link"] * min(n, RELATED_CAP), "", titles(evidence("shared-link", other))))
+            found.append(Match("shared-link", "", n, points["shared-link"] * min(n, RELATED_CAP), "", titles(made_of["shared-link", other])))
         if other in words:
             tokens = words[other]
             n = len(tokens)
@@ -181,8 +186,9 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
     else:
         chosen = sorted(scores, key=order)
     hits = []
+    made_of = evidence(chosen)
     for other in chosen:
-        matched = matches(other)
+        matched = matches(other, made_of)
         hits.append(Hit(vault.pages[other], matched, sum(m.points for m in matched), ""))
     return tuple(hits)
 

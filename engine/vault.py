@@ -384,9 +384,10 @@ class Vault:
         ``source`` that resolve to ``target``, in ``outlinks`` order; O(links of source) in C."""
         return self.link_index.link_kinds(source, target)
 
-    def outlink_flat(self, path: str) -> tuple[str, ...]:
-        """``outlink_targets`` flat, as held: ``(kind, target, kind, target, ...)`` (no copy)."""
-        return self.link_index.outlink_flat(path)
+    def outlink_flats(self, paths: Iterable[str]) -> list[tuple[str, ...]]:
+        """``outlink_targets`` of each page, flat and as held: ``(kind, target, kind, target, ...)``
+        (one call for many pages: ``related`` reads every linker of a hub)."""
+        return self.link_index.outlink_flats(paths)
 
     def outlink_paths(self, path: str) -> set[str]:
         """The pages the page's links and edges resolve to (a new set; ``outlink_targets``
