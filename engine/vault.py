@@ -102,6 +102,12 @@ class PageStore:
         return {"pages": self.pages, "fields": self.fields, "tag_pages": self.tag_pages}
 
 
+def graph_facts(page: Page) -> tuple:
+    """What the link graph, tags and names read of a page (not where its links stand, nor its
+    prose): two versions with the same facts leave every resolution and backlink unchanged."""
+    return (page.title, page.aliases, page.tags, tuple((link.kind, link.target) for link in (*page.edges, *page.links)))
+
+
 _PARTS = (PageStore, SearchIndex, LinkIndex)
 INDEX_NAMES = tuple(name for part in _PARTS for name in part.LISTS)  # every key -> paths list of a bulk part
 
@@ -164,6 +170,9 @@ class Vault:
         self.linker_count = links.linker_count
         self.name_tokens_with_prefix = search.name_tokens_with_prefix
         self.generation = len(store.pages)  # bumped on every change: callers may cache per generation
+        # bumped only when a page comes, goes, or changes what the link graph reads of it (names,
+        # tags, link targets): what holds for related pages and backlink counts while one types prose
+        self.graph_generation = self.generation
         self.mention_index: Any = None  # engine.mentions.MentionIndex, built on first use, then kept here
 
     @property
@@ -302,6 +311,8 @@ class Vault:
         if self.mention_index is not None:
             self.mention_index.upsert(old, page)
         self.generation += 1
+        if old is None or graph_facts(old) != graph_facts(page):
+            self.graph_generation = self.generation
 
     def remove(self, path: str) -> None:
         """Drop one page from every part (a no-op for an unknown path), in one step."""
@@ -314,6 +325,7 @@ class Vault:
         if self.mention_index is not None:
             self.mention_index.remove(page)
         self.generation += 1
+        self.graph_generation = self.generation
 
     # --- queries about pages ---------------------------------------------------------------
 

@@ -58,8 +58,8 @@ class VaultState(VaultSync):
     pending_diagnostics: dict[str, Page | None] = field(default_factory=dict)  # rel -> the page before its changes
     diagnostics_timer: asyncio.TimerHandle | None = None  # the debounced re-check of pending_diagnostics
     workspace_findings: dict[str, tuple[Finding, ...]] | None = None  # rel -> findings, once the client pulls workspace/diagnostic
-    hover_generation: int | None = None  # the vault generation hover_memo was made for
-    hover_memo: dict[Any, str] = field(default_factory=dict)  # hover texts of that generation
+    hover_generation: tuple[int, int] | None = None  # (vault id, graph generation) hover_memo was made for
+    hover_memo: dict[Any, tuple[Any, str]] = field(default_factory=dict)  # key -> (what it was made from, text)
     followed_paths: set[str] = field(default_factory=set)  # files an edit touched, watched on disk (sync.follow_disk)
 
     def __post_init__(self) -> None:

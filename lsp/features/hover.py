@@ -1,7 +1,9 @@
 """``textDocument/hover`` on a wikilink (the target, why it relates) or on a ``#tag``.
 
-A hover's text depends only on the vault and the link, so it is remembered until the vault
-changes (``Vault.generation``): hovering the same link again, as people do, costs nothing.
+A hover's text depends only on the vault and the link, so it is remembered: a link to a page
+until that page or the link graph changes (``Vault.graph_generation``: typing prose keeps it,
+so the related pages of a hub are not counted again after every keystroke); any other hover
+until the vault changes (``Vault.generation``). Hovering the same link again costs nothing.
 """
 
 from __future__ import annotations
@@ -33,11 +35,7 @@ def register(server: VaultServer) -> None:
             if not link.span.contains(line, char):
                 continue
             res = state.vault.resolve_link(link, rel)
-            memo = _memo(state)
-            key = (res, link.target, state.settings.hover_related)
-            text = memo.get(key)
-            if text is None:
-                text = memo[key] = _link_text(state, link.target, res)
+            text = _remembered(state, (res, link.target, state.settings.hover_related))
             return types.Hover(
                 contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
                 range=to_lsp_range(link.span),
@@ -54,13 +52,21 @@ def register(server: VaultServer) -> None:
 MEMO_SIZE = 256
 
 
-def _memo(state) -> dict:
-    """The hover texts of this vault generation (dropped whole when the vault changes)."""
-    generation = state.vault.generation
-    if state.hover_generation != generation or len(state.hover_memo) > MEMO_SIZE:
-        state.hover_generation = generation
-        state.hover_memo = {}
-    return state.hover_memo
+def _remembered(state, key: tuple) -> str:
+    """The hover text for ``key`` = (resolution, target, related?), remembered with what it was
+    made from: the target page as it was (a link to a page) or the vault generation (any other
+    hover). All are dropped when the link graph changes or the vault is another."""
+    vault, (res, target, _related) = state.vault, key
+    graph = (id(vault), vault.graph_generation)
+    if state.hover_generation != graph or len(state.hover_memo) > MEMO_SIZE:
+        state.hover_generation, state.hover_memo = graph, {}
+    page = vault.pages.get(res.path) if res.path is not None else None
+    found = state.hover_memo.get(key)
+    if found is not None and (found[0] is page if page is not None else found[0] == vault.generation):
+        return found[1]
+    text = _link_text(state, target, res)
+    state.hover_memo[key] = (page if page is not None else vault.generation, text)
+    return text
 
 
 def _link_text(state, target: str, res) -> str:

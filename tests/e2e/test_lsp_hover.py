@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from e2e_support import engine_vault, hover, hover_text, position
+from e2e_support import change_doc, engine_vault, hover, hover_text, position
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -164,3 +164,28 @@ async def test_a_hover_shown_again_follows_a_change_to_the_vault(
     assert "Sown in moonlight" in now, now
     engine = engine_vault(shared_vault, {"garden/Seed Starting.md": "# Seed Starting\n\nSown in moonlight, always.\n"})
     assert now == page_hover(engine, "garden/Seed Starting.md", related_pages=True, via="stem")
+
+
+async def test_a_hover_outlives_typing_but_not_a_new_link(
+    shared_client: LanguageClient, shared_vault: Path, buffers
+):
+    # A remembered hover holds while other pages change only their prose (the link graph is
+    # the same), and is made again once a page gains a link to the target: the backlink count
+    # and the related pages then count it, exactly as the engine does for the same buffers.
+    uri, text = buffers(DAILY)
+    at = position(text, "[[Seed Starting]]", 4)
+    first = await hover_text(shared_client, uri, at)
+    aphids = (shared_vault / "garden/Aphids.md").read_text()
+    assert "Seed Starting" not in aphids
+    typed = aphids + "\nLadybirds came back in June.\n"
+    aphids_uri, _ = buffers("garden/Aphids.md", typed)
+    assert await hover_text(shared_client, uri, at) == first
+    linked = typed + "\nSee [[Seed Starting]] for the trays.\n"
+    change_doc(shared_client, aphids_uri, 2, types.TextDocumentContentChangeWholeDocument(text=linked))
+    now = await hover_text(shared_client, uri, at)
+    engine = engine_vault(shared_vault, {"garden/Aphids.md": linked})
+    assert now == page_hover(engine, "garden/Seed Starting.md", related_pages=True, via="stem")
+    before = engine_vault(shared_vault)
+    count = backlink_count(engine, "garden/Seed Starting.md")
+    assert count == backlink_count(before, "garden/Seed Starting.md") + 1
+    assert f"{count} backlinks" in now and now != first
