@@ -58,7 +58,7 @@ class VaultState(VaultSync):
     pending_diagnostics: dict[str, Page | None] = field(default_factory=dict)  # rel -> the page before its changes
     diagnostics_timer: asyncio.TimerHandle | None = None  # the debounced re-check of pending_diagnostics
     workspace_findings: dict[str, tuple[Finding, ...]] | None = None  # rel -> findings, once the client pulls workspace/diagnostic
-    hover_generation: tuple[int, int] | None = None  # (vault id, graph generation) hover_memo was made for
+    hover_generation: tuple[Any, int] | None = None  # (weakref to the vault, its graph generation) of hover_memo
     hover_memo: dict[Any, tuple[Any, str]] = field(default_factory=dict)  # key -> (what it was made from, text)
     followed_paths: set[str] = field(default_factory=set)  # files an edit touched, watched on disk (sync.follow_disk)
 

@@ -8,6 +8,8 @@ until the vault changes (``Vault.generation``). Hovering the same link again cos
 
 from __future__ import annotations
 
+import weakref
+
 from lsprotocol import types
 
 from vaultlens.engine.query import parse_query
@@ -57,9 +59,10 @@ def _remembered(state, key: tuple) -> str:
     made from: the target page as it was (a link to a page) or the vault generation (any other
     hover). All are dropped when the link graph changes or the vault is another."""
     vault, (res, target, _related) = state.vault, key
-    graph = (id(vault), vault.graph_generation)
-    if state.hover_generation != graph or len(state.hover_memo) > MEMO_SIZE:
-        state.hover_generation, state.hover_memo = graph, {}
+    made_for = state.hover_generation  # (a weak reference to the vault, its graph generation)
+    stale = made_for is None or made_for[0]() is not vault or made_for[1] != vault.graph_generation
+    if stale or len(state.hover_memo) > MEMO_SIZE:
+        state.hover_generation, state.hover_memo = (weakref.ref(vault), vault.graph_generation), {}
     page = vault.pages.get(res.path) if res.path is not None else None
     found = state.hover_memo.get(key)
     if found is not None and (found[0] is page if page is not None else found[0] == vault.generation):
