@@ -840,22 +840,32 @@ def detect_label_first(vault: Vault) -> bool:
     """Whether piped links read as ``[[label|target]]`` resolve clearly more often (Dendron).
 
     Counts the piped links where only one side resolves: labels often repeat a title, so links
-    where both sides resolve say nothing about the order.
+    where both sides resolve say nothing about the order. The answer is about the vault, not
+    about how it was parsed: a vault parsed label-first (a stored index) holds each link's two
+    sides the other way round, and gets the same answer as one parsed target-first.
     """
-    only_target = only_label = 0
+    only_left = only_right = 0
     resolve = vault.resolve_memoised  # the link index built next resolves the same targets: once
     for path in vault.sorted_paths():
         for target, label in piped_links(vault.pages[path]):
-            left = resolve(target, path, "wiki").path is not None
-            other = label.split("#", 1)[0]
-            if other.startswith("dendron://"):
-                other = other[len("dendron://") :].split("/", 1)[-1]
-            right = bool(other) and vault.resolve(other, path).path is not None
+            parsed = _link_name(target)  # the side this parse links to: resolved again next
+            other = _link_name(label)
+            held = parsed and resolve(parsed, path, "wiki").path is not None
+            named = bool(other) and vault.resolve(other, path).path is not None
+            left, right = (named, held) if vault.label_first else (held, named)  # [[left|right]]
             if left and not right:
-                only_target += 1
+                only_left += 1
             elif right and not left:
-                only_label += 1
-    return only_label > 2 * only_target and only_label >= 3
+                only_right += 1
+    return only_right > 2 * only_left and only_right >= 3
+
+
+def _link_name(side: str) -> str:
+    """One side of ``[[a|b]]`` as the page name it would link to (no anchor, no Dendron vault)."""
+    side = side.split("#", 1)[0]
+    if side.startswith("dendron://"):
+        side = side[len("dendron://") :].split("/", 1)[-1]
+    return side.strip()
 
 
 def file_mtime(root: str, rel: str) -> float | None:

@@ -8,7 +8,7 @@ import pytest
 from vaultkit import build_vault, write_vault
 
 from vaultlens.engine.page import parse_page
-from vaultlens.engine.scan import detect_label_first, list_pages, load_pages, open_vault
+from vaultlens.engine.scan import detect_label_first, list_pages, load_pages, load_vault, open_vault
 from vaultlens.engine.vault import Vault
 
 VAULT = {
@@ -250,3 +250,29 @@ def test_the_memoised_resolution_follows_a_rename_before_the_link_index_is_built
     vault.upsert(parse_page("New.md", "---\naliases: [Old]\n---\n"))
     assert vault.resolve_memoised("Old", "A.md") == vault.resolve("Old", "A.md")
     assert [r.path for r in vault.resolved_links("A.md")] == ["New.md"]
+
+
+def test_the_link_order_found_does_not_depend_on_how_the_vault_was_parsed(tmp_path):
+    # detect_label_first looks at the links as written: a vault parsed label-first (as a stored
+    # index holds it) gets the answer a target-first parse gets, both ways.
+    for files, expected in ((DENDRON, True), (OBSIDIAN, False)):
+        root = write_vault(tmp_path / str(expected), files)
+        listing = list_pages(str(root))
+        for label_first in (False, True):
+            pages = load_pages(str(root), listing.paths, label_first=label_first)
+            vault = Vault.from_pages(pages, str(root), label_first=label_first)
+            assert detect_label_first(vault) is expected, (expected, label_first)
+
+
+def test_a_stored_index_from_a_smaller_vault_does_not_fix_the_link_order(tmp_path, monkeypatch):
+    # A Dendron vault indexed while it held few pages, then grown: the order found on the grown
+    # vault is the one a fresh load finds, whatever the stored index said.
+    monkeypatch.setenv("VAULTLENS_CACHE_DIR", str(tmp_path / "cache"))
+    root = write_vault(tmp_path / "vault", dict(list(DENDRON.items())[:3]))
+    first = load_vault(str(root))
+    assert first.vault.label_first is True
+    first.commit()
+    write_vault(root, DENDRON)  # one page more: the stored pages are read as they were stored
+    grown = load_vault(str(root))
+    assert grown.vault.label_first is True
+    assert open_vault(str(root))[0].label_first is True
