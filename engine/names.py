@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 
 from .fields import PageFields, page_fields
@@ -29,6 +30,7 @@ from .page import LARGE_PAGE_BYTES, parse_page
 HEAD_BYTES = 16_384  # read first: a frontmatter is almost always shorter (else the whole file is read)
 
 _LINE_SPLIT = re.compile(r"\r\n|\r|\n")
+_CLOSE = re.compile(rb"\n(?:---|\.\.\.)")  # a line that may close a frontmatter
 
 
 def frontmatter_text(data: bytes) -> bytes:
@@ -37,6 +39,16 @@ def frontmatter_text(data: bytes) -> bytes:
     it is not closed in ``data``: then ``parse_page`` of the whole file decides)."""
     start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     if data[start : start + 3] != b"---":
+        return b""
+    if b"\r" not in data:  # lines end at "\n" only: look at the lines that may close it, no more
+        first = data.find(b"\n")
+        if first < 0 or data[start:first].decode("utf-8", errors="replace").rstrip() != "---":
+            return b""
+        for m in _CLOSE.finditer(data, first):
+            end = data.find(b"\n", m.end())
+            end = len(data) if end < 0 else end
+            if data[m.start() + 1 : end].decode("utf-8", errors="replace").rstrip() in ("---", "..."):
+                return data[:end]
         return b""
     text = data.decode("utf-8", errors="replace")
     lines = text.split("\n") if "\r" not in text else _LINE_SPLIT.split(text)
@@ -57,19 +69,23 @@ def read_head(path: str, size: int) -> bytes | None:
     except OSError:
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device: never waited on
+            return None
         data = os.read(fd, HEAD_BYTES)
-        if len(data) == HEAD_BYTES and data.startswith((b"---", b"\xef\xbb\xbf---")) and not frontmatter_text(data):
-            rest = [data]
-            limit = max(size, HEAD_BYTES) + 1
-            got = len(data)
-            while got < min(limit, LARGE_PAGE_BYTES + 1):
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
-                    break
-                rest.append(chunk)
-                got += len(chunk)
-            data = b"".join(rest)
-        return data
+        if len(data) < HEAD_BYTES or not data.startswith((b"---", b"\xef\xbb\xbf---")):
+            return data
+        head = data[: data.rfind(b"\n") + 1]  # whole lines: the last one may go on past the bytes read
+        if frontmatter_text(head):
+            return head
+        rest = [data]
+        got = len(data)
+        while got <= LARGE_PAGE_BYTES:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            rest.append(chunk)
+            got += len(chunk)
+        return b"".join(rest)
     except OSError:
         return None
     finally:

@@ -70,7 +70,9 @@ def test_read_head_reads_past_its_first_bytes_only_for_a_long_frontmatter(tmp_pa
     long = b"---\ntitle: L\nnote: " + b"y" * 30_000 + b"\n---\nbody\n"
     (tmp_path / "s.md").write_bytes(short)
     (tmp_path / "l.md").write_bytes(long)
-    assert names.read_head(str(tmp_path / "s.md"), len(short)) == short[: names.HEAD_BYTES]
+    head = names.read_head(str(tmp_path / "s.md"), len(short))
+    assert short.startswith(head) and len(head) <= names.HEAD_BYTES  # whole lines of the first bytes
+    assert names.frontmatter_text(head) == b"---\ntitle: S\n---"
     assert names.read_head(str(tmp_path / "l.md"), len(long)) == long
     assert names.read_head(str(tmp_path / "gone.md"), 10) is None
 
