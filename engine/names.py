@@ -12,7 +12,7 @@ What a names vault lacks: bodies (so no body words, snippets, links in the body,
 headings or block ids). Its link resolution is the full vault's for links by path, file name,
 title or alias (those depend on names only), not for heading or block anchors.
 
-Must not: read anything but the pages' first bytes (a file's frontmatter is at its top), or
+Must not: read more of a file than its frontmatter needs (its first 16 KB, almost always), or
 be used where an answer must be final (diagnostics wait for the full vault).
 """
 
@@ -35,8 +35,8 @@ _CLOSE = re.compile(rb"\n(?:---|\.\.\.)")  # a line that may close a frontmatter
 
 def frontmatter_text(data: bytes) -> bytes:
     """The part of a file ``parse_page`` reads its frontmatter from: the opening ``---`` line
-    to the closing ``---``/``...`` line, both included (``b""`` when the file has none, or when
-    it is not closed in ``data``: then ``parse_page`` of the whole file decides)."""
+    to the closing ``---``/``...`` line, both included; ``b""`` when it has none, or none closed
+    in ``data`` (a whole file's unclosed frontmatter is none to ``parse_page`` either)."""
     start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     if data[start : start + 3] != b"---":
         return b""
@@ -107,8 +107,8 @@ def read_names(root: str, rels: Sequence[str], stats: Mapping[str, tuple[int, ..
     unreadable gets a bare page (its file name), as the full pass would give it at worst."""
     out = []
     for rel in rels:
-        stat = stats.get(rel)
-        size = stat[0] if stat else -1
+        listed = stats.get(rel)
+        size = listed[0] if listed else -1
         page = names_page(rel, read_head(os.path.join(root, rel), size), size, label_first=label_first)
         out.append((page, page_fields(page)))
     return out
