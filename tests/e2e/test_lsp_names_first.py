@@ -16,7 +16,7 @@ import pytest
 import pytest_lsp
 from e2e_support import (
     CAPABILITIES, EXAMPLE_VAULT, SERVER_COMMAND, SERVER_ENV, complete, copy_vault, index_ends, index_reports,
-    make_client, open_doc, page_symbols, position, start_session, symbols, wait_indexed,
+    hover, make_client, open_doc, page_symbols, position, start_session, symbols, wait_indexed,
 )
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
@@ -56,6 +56,7 @@ async def final_answers(client: LanguageClient, root: Path, uri: str, text: str)
     for needle in ("[[Composting]]", "[[Aphids#Timing]]"):
         out.append(await client.text_document_definition_async(types.DefinitionParams(
             text_document=types.TextDocumentIdentifier(uri=uri), position=position(text, needle, 3))))
+        out.append(await hover(client, uri, position(text, needle, 3)))
     return out
 
 
@@ -83,10 +84,16 @@ async def test_names_answer_first_and_the_full_vault_equals_a_plain_load(slow_cl
     jump = await client.text_document_definition_async(types.DefinitionParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=position(NEW_TEXT, "[[Composting]]", 3)))
     assert jump, "a link by page name goes to its page during the names phase"
+    at_heading = asyncio.ensure_future(client.text_document_definition_async(types.DefinitionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=position(NEW_TEXT, "[[Aphids#Timing]]", 3))))
+    shown = asyncio.ensure_future(hover(client, uri, position(NEW_TEXT, "[[Composting]]", 3)))
+    await asyncio.sleep(0.3)
+    assert not at_heading.done() and not shown.done(), "a heading's place and a hover wait for the full vault"
     assert not index_ends(client), "answered from names: the full vault is still held back"
     assert not client.diagnostics, "nothing is published from a half-built vault"
 
     await wait_indexed(client, [vault])
+    assert (await at_heading) and (await shown)
     assert ("Mulch Notes", NEW_PAGE) in page_symbols(vault, await symbols(client, "mulch"))
     slow = await final_answers(client, vault, uri, text)
 
