@@ -3,13 +3,13 @@
 A cold start parses every page in full (``engine.scan.load_vault``: seconds at 10,000 pages).
 Most of what an editor asks first needs only the pages' names: workspace symbols, ``[[``
 completion, where a link goes. So a cold load first reads each page's frontmatter only (the
-title, aliases, tags, type, dates and typed edges written there) and builds a provisional
+title, aliases, tags and type written there: ``NAME_KEYS``) and builds a provisional
 ``Vault`` of those pages: a "names vault", built with the same code as the full one, so every
 request answers from it exactly as it would from a vault whose pages had no body. The full
 vault replaces it in one step when it is built (``lsp/live.py``).
 
 What a names vault lacks: bodies (so no body words, snippets, links in the body, inline tags,
-headings or block ids). Its link resolution is the full vault's for links by path, file name,
+headings or block ids) and the frontmatter's other keys (dates, typed edges). Its link resolution is the full vault's for links by path, file name,
 title or alias (those depend on names only), not for heading or block anchors.
 
 Must not: read more of a file than its frontmatter needs (its first 16 KB, almost always), or
@@ -21,9 +21,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Mapping, Sequence
 
-from .fields import PageFields, page_fields
 from .model import Page
 from .page import LARGE_PAGE_BYTES, parse_page
 
@@ -92,23 +90,36 @@ def read_head(path: str, size: int) -> bytes | None:
         os.close(fd)
 
 
+def names_text(frontmatter: bytes) -> bytes:
+    """A frontmatter (``frontmatter_text``) cut to its top-level keys that hold names and what
+    filters read (``NAME_KEYS``), each key with the lines that continue its value, in order.
+
+    YAML reads each key of a block mapping on its own, so ``parse_page`` finds the same values
+    for these keys in the cut text (a third of the lines, typically, and no typed edges to
+    locate), unless the rest is YAML it cannot read at all: then the full parse finds no
+    frontmatter, while the names pass still finds these keys (until the full vault is in).
+    """
+    lines = frontmatter.split(b"\n")
+    kept = [lines[0]]
+    keep = False
+    for line in lines[1:-1]:
+        head = line[:1]
+        if head and head not in b" \t-#":  # a top-level key (or text YAML rejects either way)
+            keep = line.split(b":", 1)[0].strip() in NAME_KEYS
+        if keep:
+            kept.append(line)
+    kept.append(lines[-1])
+    return b"\n".join(kept)
+
+
+NAME_KEYS = frozenset((b"title", b"aliases", b"alias", b"tags", b"tag", b"type"))
+
+
 def names_page(path: str, data: bytes | None, size: int, *, label_first: bool = False) -> Page:
-    """Page ``path`` as the names pass sees it: ``parse_page`` of its frontmatter alone (so its
-    title, aliases, tags, type, dates and typed edges are those the full parse finds there), no
-    body. ``data`` is the file's first bytes (``read_head``), ``size`` its size."""
+    """Page ``path`` as the names pass sees it: ``parse_page`` of its frontmatter's name keys
+    alone (``names_text``: so its title, aliases, frontmatter tags and type are those the full
+    parse finds), no body. ``data`` is the file's first bytes (``read_head``), ``size`` its size."""
     if data is None or size > LARGE_PAGE_BYTES:
         return parse_page(path, b"", label_first=label_first)  # as the full parse: by its file name
-    return parse_page(path, frontmatter_text(data), label_first=label_first)
-
-
-def read_names(root: str, rels: Sequence[str], stats: Mapping[str, tuple[int, ...]], *,
-               label_first: bool = False) -> list[tuple[Page, PageFields]]:
-    """The names pages (``names_page``) of ``rels`` and their fields, in order; a file gone or
-    unreadable gets a bare page (its file name), as the full pass would give it at worst."""
-    out = []
-    for rel in rels:
-        listed = stats.get(rel)
-        size = listed[0] if listed else -1
-        page = names_page(rel, read_head(os.path.join(root, rel), size), size, label_first=label_first)
-        out.append((page, page_fields(page)))
-    return out
+    found = frontmatter_text(data)
+    return parse_page(path, names_text(found) if found else b"", label_first=label_first)

