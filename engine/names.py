@@ -112,7 +112,7 @@ def names_text(frontmatter: bytes) -> bytes:
     return b"\n".join(kept)
 
 
-NAME_KEYS = frozenset((b"title", b"aliases", b"alias", b"tags", b"tag", b"type"))
+NAME_KEYS = frozenset((b"title", b"aliases", b"alias"))
 
 
 def names_page(path: str, data: bytes | None, size: int, *, label_first: bool = False) -> Page:

@@ -300,6 +300,9 @@ def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, 
     return chunk.blob(), index_part(pairs, position), tuple(manifest)
 
 
+_NO_TOKENS: frozenset[str] = frozenset()
+
+
 def names_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, int, int] | None], label_first: bool,
                 positions: Sequence[bytes] | None = None) -> tuple[bytes, dict[str, Any], Manifest]:
     """``parse_group`` for a cold load's names pass: each page by its frontmatter's names alone
@@ -310,7 +313,10 @@ def names_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, 
         size = stat[0] if stat is not None else -1
         page = names_page(rel, read_head(os.path.join(root, rel), size), size, label_first=label_first)
         interned: list[Any] = []
-        chunk.add(page, encode_fields(page_fields(page), interned))
+        record = encode_fields(page_fields(page), interned)
+        # A names page's empty sets (aliases, tags, headings: 200+ bytes each) as one object, which
+        # marshal then sends once: the names vault lives beside the full one while that is built.
+        chunk.add(page, tuple(_NO_TOKENS if type(v) is frozenset and not v else v for v in record))
         pairs.append((page, interned_fields(interned)))
     position = dict(zip(rels, positions)) if positions is not None else None
     return chunk.blob(), index_part(pairs, position), ()
