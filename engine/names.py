@@ -2,15 +2,16 @@
 
 A cold start parses every page in full (``engine.scan.load_vault``: seconds at 10,000 pages).
 Most of what an editor asks first needs only the pages' names: workspace symbols, ``[[``
-completion, where a link goes. So a cold load first reads each page's frontmatter only (the
-title, aliases, tags and type written there: ``NAME_KEYS``) and builds a provisional
+completion, where a link goes. So a cold load first reads each page's names only (its title
+and aliases from the frontmatter, ``NAME_KEYS``; its file name) and builds a provisional
 ``Vault`` of those pages: a "names vault", built with the same code as the full one, so every
 request answers from it exactly as it would from a vault whose pages had no body. The full
 vault replaces it in one step when it is built (``lsp/live.py``).
 
 What a names vault lacks: bodies (so no body words, snippets, links in the body, inline tags,
-headings or block ids) and the frontmatter's other keys (dates, typed edges). Its link resolution is the full vault's for links by path, file name,
-title or alias (those depend on names only), not for heading or block anchors.
+headings or block ids) and the frontmatter's other keys (tags, type, dates, typed edges). Its
+link resolution is the full vault's for links by path, file name, title or alias (those
+depend on names only), not for heading or block anchors.
 
 Must not: read more of a file than its frontmatter needs (its first 16 KB, almost always), or
 be used where an answer must be final (diagnostics wait for the full vault).
@@ -91,12 +92,11 @@ def read_head(path: str, size: int) -> bytes | None:
 
 
 def names_text(frontmatter: bytes) -> bytes:
-    """A frontmatter (``frontmatter_text``) cut to its top-level keys that hold names and what
-    filters read (``NAME_KEYS``), each key with the lines that continue its value, in order.
+    """A frontmatter (``frontmatter_text``) cut to its top-level keys that hold names
+    (``NAME_KEYS``), each key with the lines that continue its value, in order.
 
     YAML reads each key of a block mapping on its own, so ``parse_page`` finds the same values
-    for these keys in the cut text (a third of the lines, typically, and no typed edges to
-    locate), unless the rest is YAML it cannot read at all: then the full parse finds no
+    for these keys in the cut text (a few of its lines, and no typed edges to locate), unless the rest is YAML it cannot read at all: then the full parse finds no
     frontmatter, while the names pass still finds these keys (until the full vault is in).
     """
     lines = frontmatter.split(b"\n")
@@ -117,8 +117,8 @@ NAME_KEYS = frozenset((b"title", b"aliases", b"alias"))
 
 def names_page(path: str, data: bytes | None, size: int, *, label_first: bool = False) -> Page:
     """Page ``path`` as the names pass sees it: ``parse_page`` of its frontmatter's name keys
-    alone (``names_text``: so its title, aliases, frontmatter tags and type are those the full
-    parse finds), no body. ``data`` is the file's first bytes (``read_head``), ``size`` its size."""
+    alone (``names_text``: so its title and aliases are those the full parse finds), no body.
+    ``data`` is the file's first bytes (``read_head``), ``size`` its size."""
     if data is None or size > LARGE_PAGE_BYTES:
         return parse_page(path, b"", label_first=label_first)  # as the full parse: by its file name
     found = frontmatter_text(data)

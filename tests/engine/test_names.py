@@ -16,7 +16,7 @@ from vaultlens.engine.cache import CacheOptions
 from vaultlens.engine.page import parse_page
 from vaultlens.engine.scan import list_pages, load_vault, names_vault
 
-NAMES = ("path", "title", "stem", "aliases", "type")
+NAMES = ("path", "title", "stem", "aliases")
 
 
 def same_names(path: str, data: bytes) -> None:
@@ -29,7 +29,7 @@ def same_names(path: str, data: bytes) -> None:
         return  # YAML the full parse cannot read: it finds no names there; the names pass may (documented)
     for name in NAMES:
         assert getattr(head, name) == getattr(full, name), (name, data[:200])
-    assert set(head.tags) <= set(full.tags)  # the frontmatter's; inline tags come with the body
+    assert not head.tags and head.type is None  # they come with the body
 
 
 CASES = [
@@ -92,6 +92,7 @@ def test_names_vault_answers_names_and_the_load_is_unchanged(tmp_path: Path, mon
     early = names_vault(str(root), listing, False)
     assert sorted(early.pages) == sorted(listing.paths)
     assert early.pages["Compost.md"].title == "Compost heap" and early.pages["Compost.md"].aliases == ("Heap",)
+    assert early.pages["Soil.md"].title == "Soil"  # no frontmatter: its file name
     assert early.resolve("Heap").path == "Compost.md"  # links by name resolve as in the full vault
     assert not early.pages["Soil.md"].headings and early.pages["Soil.md"].body == ""
 
