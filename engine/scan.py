@@ -39,6 +39,7 @@ from .compact import (
 from .fields import PageFields, page_fields
 from .links import STORED_LINKS
 from .model import Page, Problem
+from .names import names_page, read_head
 from .pathindex import positions
 from .page import parse_page
 from .vault import Vault, index_part
@@ -254,6 +255,10 @@ def _with_problem(page: Page, problem: Problem) -> Page:
 GROUP_PAGES = 250  # pages per parse task and per stored chunk
 PARALLEL_MIN_PAGES = 1500  # fewer pages parse faster in-process than worker start-up costs
 ENV_WORKERS = "VAULTLENS_WORKERS"  # worker processes for cold parsing; 0 or 1: parse in-process
+NAMES_MIN_PAGES = PARALLEL_MIN_PAGES  # a cold load of fewer pages is over before a names pass would help
+# Tests only: seconds each group of a cold load's full parse is held back, and a names pass
+# whatever the vault's size (the end-to-end tests of the names phase run on small vaults).
+ENV_SLOW_BODIES = "VAULTLENS_TEST_SLOW_BODIES"
 
 Manifest = tuple[tuple[str, int, int, int, int, bytes], ...]  # (path, size, mtime_ns, ctime_ns, inode, content hash)
 Pairs = list[tuple[Page, PageFields]]
@@ -293,6 +298,28 @@ def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, 
         manifest.append(key)
     position = dict(zip(rels, positions)) if positions is not None else None
     return chunk.blob(), index_part(pairs, position), tuple(manifest)
+
+
+_NO_TOKENS: frozenset[str] = frozenset()
+
+
+def names_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, int, int] | None], label_first: bool,
+                positions: Sequence[bytes] | None = None) -> tuple[bytes, dict[str, Any], Manifest]:
+    """``parse_group`` for a cold load's names pass: each page by its frontmatter's names alone
+    (``engine.names``), records and part as ``parse_group``'s; nothing to store (no manifest)."""
+    chunk = ChunkBuilder()
+    pairs: Pairs = []
+    for rel, stat in zip(rels, stats):
+        size = stat[0] if stat is not None else -1
+        page = names_page(rel, read_head(os.path.join(root, rel), size), size, label_first=label_first)
+        interned: list[Any] = []
+        record = encode_fields(page_fields(page), interned)
+        # A names page's empty sets (aliases, tags, headings: 200+ bytes each) as one object, which
+        # marshal then sends once: the names vault lives beside the full one while that is built.
+        chunk.add(page, tuple(_NO_TOKENS if type(v) is frozenset and not v else v for v in record))
+        pairs.append((page, interned_fields(interned)))
+    position = dict(zip(rels, positions)) if positions is not None else None
+    return chunk.blob(), index_part(pairs, position), ()
 
 
 class Decoder:
@@ -393,8 +420,8 @@ _WORKER_CODE = f"from {__name__} import serve_worker; serve_worker()"  # the ins
 def serve_worker() -> None:  # pragma: no cover - runs in worker processes
     """A parse worker's loop: length-prefixed ``marshal`` requests on stdin, replies on stdout.
 
-    A request is ``(root, rels, stats, label_first, positions)``; a reply ``(True, records, part, manifest)``
-    (``parse_group``) or ``(False, reason)``. Anything else written to stdout goes to stderr instead, so a stray
+    A request is ``(root, rels, stats, label_first, positions, kind)``; a reply ``(True, records, part,
+    manifest)`` (``parse_group``, or ``names_group`` when ``kind`` is ``"names"``) or ``(False, reason)``. Anything else written to stdout goes to stderr instead, so a stray
     print can never corrupt a reply (or the JSON-RPC stream of the server that started us).
     """
     out = os.fdopen(os.dup(1), "wb")
@@ -406,11 +433,12 @@ def serve_worker() -> None:  # pragma: no cover - runs in worker processes
             head = inp.read(8)
             if len(head) < 8:
                 return
-            root, rels, stats, label_first, positions = marshal.loads(inp.read(int.from_bytes(head, "little")))
+            root, rels, stats, label_first, positions, kind = marshal.loads(inp.read(int.from_bytes(head, "little")))
         except (OSError, ValueError, EOFError, KeyboardInterrupt):
             os._exit(0)  # the parent is gone (killed, or cut the pipe): nothing to say, nobody to say it to
         try:
-            reply = marshal.dumps((True, *parse_group(root, rels, stats, label_first, positions)), MARSHAL_VERSION)
+            group = names_group if kind == "names" else parse_group
+            reply = marshal.dumps((True, *group(root, rels, stats, label_first, positions)), MARSHAL_VERSION)
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which parses in-process
             reply = marshal.dumps((False, f"{type(exc).__name__}: {exc}"), MARSHAL_VERSION)
         try:
@@ -420,8 +448,9 @@ def serve_worker() -> None:  # pragma: no cover - runs in worker processes
             os._exit(0)
 
 
-def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.SimpleQueue, task) -> None:
-    """Feed one worker groups from ``todo`` until none are left; results (or None) go to ``done``."""
+def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.SimpleQueue, task, close: bool = True) -> None:
+    """Feed one worker groups from ``todo`` until none are left; results (or None) go to ``done``;
+    then end the worker (its input closed) unless not ``close``."""
     try:
         while True:
             try:
@@ -445,29 +474,16 @@ def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.Sim
             done.put((i, reply[1:]))
     finally:
         try:
-            proc.stdin.close()  # type: ignore[union-attr]
+            if close:
+                proc.stdin.close()  # type: ignore[union-attr]
         except OSError:
             pass
 
 
-def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int]], label_first: bool,
-                 workers: int | None = None, position: dict[str, bytes] | None = None
-                 ) -> Iterator[tuple[bytes, dict[str, Any], Manifest, int]]:
-    """Parse pages in groups: ``parse_group``'s ``(records, part, manifest)`` and the number of
-    pages asked for, as each group is done; with ``position`` (every path's position bytes in
-    the vault's path table), the parts' postings are packed against that table.
-
-    With two or more workers the groups go to worker processes (``python -I`` running
-    ``serve_worker`` from this very engine), fed over pipes; a group a worker could not do, or
-    every group when workers cannot start, is parsed in-process.
-    """
-    groups = [list(rels[i : i + GROUP_PAGES]) for i in range(0, len(rels), GROUP_PAGES)]
-    n = min(_worker_count(len(rels), workers), len(groups))
-
-    def task(i: int) -> tuple[Any, ...]:
-        ids = [position[r] for r in groups[i]] if position is not None else None
-        return (root, groups[i], [stats.get(r) for r in groups[i]], label_first, ids)
-
+def start_workers(n_pages: int, workers: int | None = None) -> list[subprocess.Popen]:
+    """The parse workers ``parse_groups`` would start for ``n_pages`` pages, started now (their
+    interpreter starts and imports this engine meanwhile); none when the pages parse in-process."""
+    n = min(_worker_count(n_pages, workers), -(-n_pages // GROUP_PAGES))
     procs: list[subprocess.Popen] = []
     if n > 1 and sys.executable:
         for _ in range(n):
@@ -477,6 +493,34 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
             except OSError as exc:
                 log.info("parse workers unavailable: %s", exc)
                 break
+    return procs
+
+
+def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int]], label_first: bool,
+                 workers: int | None = None, position: dict[str, bytes] | None = None,
+                 started: list[subprocess.Popen] | None = None, names: bool = False,
+                 ) -> Iterator[tuple[bytes, dict[str, Any], Manifest, int]]:
+    """Parse pages in groups: ``parse_group``'s ``(records, part, manifest)`` and the number of
+    pages asked for, as each group is done; with ``position`` (every path's position bytes in
+    the vault's path table), the parts' postings are packed against that table.
+
+    With two or more workers the groups go to worker processes (``python -I`` running
+    ``serve_worker`` from this very engine), fed over pipes; a group a worker could not do, or
+    every group when workers cannot start, is parsed in-process. ``started``: workers
+    ``start_workers`` started already, used instead (and ended here, used or not).
+
+    With ``names``, each group is ``names_group``'s (a cold load's names pass), and the
+    ``started`` workers are left running, for the full parse that follows.
+    """
+    groups = [list(rels[i : i + GROUP_PAGES]) for i in range(0, len(rels), GROUP_PAGES)]
+    kind = "names" if names else "pages"
+    group = names_group if names else parse_group
+
+    def task(i: int) -> tuple[Any, ...]:
+        ids = [position[r] for r in groups[i]] if position is not None else None
+        return (root, groups[i], [stats.get(r) for r in groups[i]], label_first, ids, kind)
+
+    procs = started if started is not None else start_workers(len(rels), workers)
     failed: list[int] = list(range(len(groups))) if not procs else []
     try:
         if procs:
@@ -484,7 +528,9 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
             done: queue.SimpleQueue = queue.SimpleQueue()
             for i in range(len(groups)):
                 todo.put(i)
-            threads = [threading.Thread(target=_run_worker, args=(p, todo, done, task), daemon=True) for p in procs]
+            keep = names and started is not None
+            threads = [threading.Thread(target=_run_worker, args=(p, todo, done, task, not keep), daemon=True)
+                       for p in procs]
             for t in threads:
                 t.start()
             for _ in range(len(groups)):
@@ -508,20 +554,21 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
                 except queue.Empty:
                     break
         for i in sorted(set(failed)):
-            yield (*parse_group(*task(i)), len(groups[i]))
+            yield (*group(*task(i)[:5]), len(groups[i]))
     finally:
-        for proc in procs:
-            if proc.poll() is None:
+        if not (names and started is not None):  # (else the workers parse the pages next)
+            for proc in procs:
+                if proc.poll() is None:
+                    try:
+                        proc.stdin.close()  # type: ignore[union-attr]
+                    except OSError:
+                        pass
+            for proc in procs:
                 try:
-                    proc.stdin.close()  # type: ignore[union-attr]
-                except OSError:
-                    pass
-        for proc in procs:
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
 
 
 @dataclass
@@ -568,6 +615,7 @@ def load_vault(
     cache: CacheOptions | None = None,
     progress: Callable[[int, int], None] | None = None,
     workers: int | None = None,
+    on_names: Callable[[Vault], None] | None = None,
 ) -> LoadedVault:
     """Read a whole vault: unchanged pages from the persistent index, the rest parsed.
 
@@ -575,6 +623,11 @@ def load_vault(
     (Dendron: ``[[label|target]]``) or ``auto``: whichever reading resolves more piped links.
     ``cache`` defaults to ``CacheOptions.from_env()``; ``progress(done, total)`` is called as
     pages come in (from this thread). The result's ``commit()`` stores what was parsed.
+
+    ``on_names(vault)``, when given, is called (from this thread) on a cold load, before any page
+    is parsed in full, with a vault of every page's names (``engine.names``: the frontmatter
+    only, read in a fraction of the time), for a caller that answers from names meanwhile. The
+    vault returned is the full one, the same as without ``on_names``; a warm load never calls it.
     """
     # Loading creates millions of objects that all live on: the cyclic collector would walk
     # them again and again (a third of a cold load at 10,000 pages) and find nothing, so it is
@@ -583,7 +636,7 @@ def load_vault(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _load_vault(root, exclude, link_order, cache, progress, workers)
+        return _load_vault(root, exclude, link_order, cache, progress, workers, on_names)
     finally:
         gc.freeze()
         if collecting:
@@ -591,7 +644,8 @@ def load_vault(
 
 
 def _load_vault(root: str, exclude: Iterable[str], link_order: str, cache: CacheOptions | None,
-                progress: Callable[[int, int], None] | None, workers: int | None) -> LoadedVault:
+                progress: Callable[[int, int], None] | None, workers: int | None,
+                on_names: Callable[[Vault], None] | None = None) -> LoadedVault:
     options = cache if cache is not None else CacheOptions.from_env()
     scan_ns = time.time_ns()
     listing = list_pages(root, exclude, stats=options.enabled)
@@ -604,7 +658,7 @@ def _load_vault(root: str, exclude: Iterable[str], link_order: str, cache: Cache
     # An automatic load trusts a stored order it detected itself; one a setting forced is checked.
     forced_before = link_order == "auto" and stored is not None and not stored.detected
     try:
-        loaded = _load(root, listing, stored, candidates, label_first, scan_ns, progress, workers, forced_before)
+        loaded = _load(root, listing, stored, candidates, label_first, scan_ns, progress, workers, forced_before, on_names)
         # Unchanged pages read as they did when stored: only a change can change the link order.
         if link_order == "auto" and loaded.changed and detect_label_first(loaded.vault) != label_first:
             # The vault reads the other way (a Dendron vault, or no longer one): parse it again so.
@@ -620,9 +674,9 @@ def _load_vault(root: str, exclude: Iterable[str], link_order: str, cache: Cache
 
 def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: list[str], label_first: bool,
           scan_ns: int, progress: Callable[[int, int], None] | None, workers: int | None,
-          rewrite: bool = False) -> LoadedVault:
+          rewrite: bool = False, on_names: Callable[[Vault], None] | None = None) -> LoadedVault:
     """``load_vault`` in one link order; ``rewrite``: store the index again even if no page
-    changed (``LoadedVault.changed`` is then true)."""
+    changed (``LoadedVault.changed`` is then true); ``on_names``: ``load_vault``'s."""
     stats = listing.stats
     total = len(listing.paths)
     done = 0
@@ -729,6 +783,16 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
         # packed so in the vault and in the snapshot), so workers send a few bytes a path.
         table = listing.paths
         position = positions(table)
+        slow = _slow_bodies()
+        started: list[subprocess.Popen] | None = None
+        if on_names is not None:
+            unread = len(table) - (0 if duplicated else sum(len(keep) for _chunk, keep, _manifest in plans))
+            if unread >= NAMES_MIN_PAGES or slow:
+                started = start_workers(unread, workers)  # they start up while the names are read
+                try:
+                    on_names(names_vault(root, listing, label_first, workers, started))
+                except Exception:  # noqa: BLE001 - the names come first to save time, and the full load follows anyway
+                    log.exception("the names pass of %s failed", root)
 
         def groups() -> Iterator[tuple[Pairs, dict[str, Any]]]:
             reused: set[str] = set()
@@ -750,7 +814,10 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
                 yield pairs, part
             rest = [p for p in listing.paths if p not in reused]
             counts["parsed"] = len(rest)
-            for records_blob, part, manifest, n in parse_groups(root, rest, stats, label_first, workers, position):
+            for records_blob, part, manifest, n in parse_groups(root, rest, stats, label_first, workers, position,
+                                                                started):
+                if slow:
+                    time.sleep(slow)
                 base = writer.add(records_blob, manifest) if writer is not None and manifest else None
                 pairs = decoder.written(records_blob, writer, base)  # bodies left in the written file
                 del records_blob
@@ -771,6 +838,29 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
         release_free_memory()  # and what the pieces left
     decoder.shared = {}  # the chunks not decoded yet hold the table; decoded, it is dropped with them
     return LoadedVault(vault, listing, from_cache, parsed, changed, stored.path if stored else None, writer, scan_ns)
+
+
+def names_vault(root: str, listing: Listing, label_first: bool, workers: int | None = None,
+                started: list[subprocess.Popen] | None = None) -> Vault:
+    """The names vault of a listed vault (``engine.names``): every page by its frontmatter's
+    names alone, indexed as a vault of pages without bodies (by the ``started`` workers, left
+    running, or as ``parse_groups`` would); the vault's vocabulary read too."""
+    decoder = Decoder(root, label_first)
+    position = positions(listing.paths)
+    parts = ((decoder.records(blob)[0], part)
+             for blob, part, _manifest, _n in parse_groups(root, listing.paths, listing.stats, label_first, workers,
+                                                          position, started, names=True))
+    vault = Vault.from_parts(parts, root, label_first=label_first, table=listing.paths)
+    vault.set_vocabulary(load_vocabulary(root))
+    return vault
+
+
+def _slow_bodies() -> float:
+    """``VAULTLENS_TEST_SLOW_BODIES`` (tests only): seconds to hold back each group of bodies."""
+    try:
+        return max(0.0, float(os.environ.get(ENV_SLOW_BODIES, "") or 0))
+    except ValueError:
+        return 0.0
 
 
 def release_free_memory() -> None:

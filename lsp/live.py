@@ -11,6 +11,9 @@ file watcher, or polling). It owns the rules the two must agree on:
 - A whole vault loaded off the event loop is swapped in in one step, with the open buffers and
   the disk changes that arrived while it loaded applied to it first, so no answer ever sees a
   page go back in time.
+- A cold load swaps in a names vault first (``engine.names``: every page by its frontmatter,
+  no bodies; ``partial`` is then true), the same way, then the full vault; an edit or a disk
+  change made in between reaches both.
 
 Every update is one synchronous step; callers run it where no request can see half of it (the
 language server's event loop, the MCP server's lock). Each public update first calls
@@ -70,6 +73,8 @@ class VaultSync:
     exclude: tuple[str, ...] = ()  # globs of files that are not pages (settings ``exclude``)
     open_docs: set[str] = field(default_factory=set)
     loading: bool = False
+    partial: bool = False  # the live vault is a names vault (``names_in``): the full one is still loading
+    load_id: int = 0  # counts the loads begun (and superseded): a names vault of an older load is not swapped in
     changed_while_loading: set[str] = field(default_factory=set)
     before_change: Callable[[], None] = field(default=lambda: None, repr=False)  # called before every update
     # the vector arm of rank hybrid, embedded in the background after each load (engine.embed)
@@ -173,6 +178,7 @@ class VaultSync:
         if self.loading:
             return False
         self.loading = True
+        self.load_id += 1
         self.changed_while_loading = set()
         return True
 
@@ -182,6 +188,25 @@ class VaultSync:
         The open buffers' pages are carried over first (re-parsed from ``buffer_text(rel)`` when
         the link order changed), then the pages re-read from disk while it loaded are re-read.
         """
+        self._carry_over(vault, buffer_text)
+        self.changed_while_loading = set()
+        self.partial = False
+        self.vectors.kick(self.vault)  # nothing without the embeddings extra
+
+    def names_in(self, vault: Vault, buffer_text: Callable[[str], str | None] = lambda rel: None) -> bool:
+        """Make the names vault of the load under way (``engine.scan.load_vault``'s
+        ``on_names``) the live vault until the full one is swapped in, as ``swap_in`` does;
+        False (nothing done) when no load is under way any more.
+
+        The pages re-read from disk meanwhile stay remembered (re-read into the full vault
+        too); requests that need bodies, links or headings wait for it (``partial``)."""
+        if not self.loading:
+            return False
+        self._carry_over(vault, buffer_text)
+        self.partial = True
+        return True
+
+    def _carry_over(self, vault: Vault, buffer_text: Callable[[str], str | None]) -> None:
         self.before_change()
         old = self.vault
         for rel in sorted(self.open_docs):
@@ -192,12 +217,12 @@ class VaultSync:
                 source = buffer_text(rel)
                 if source is not None:
                     vault.upsert(parse_page(rel, source, label_first=vault.label_first))
+        # Answers kept per generation (hovers, mentions) must not outlive the vault they came from.
+        vault.generation = max(vault.generation, old.generation + 1)
         changed = self.changed_while_loading
         self.vault = vault
         for rel in sorted(changed - self.open_docs):
             self.reread(rel)
-        self.changed_while_loading = set()
-        self.vectors.kick(self.vault)  # nothing without the embeddings extra
 
     def vector_arm(self):
         """The vector arm for ``rank="hybrid"`` once the background build has vectors, else None;
@@ -214,6 +239,8 @@ class VaultSync:
         self.before_change()
         self.exclude = exclude
         self.loading = False
+        self.partial = False
+        self.load_id += 1
         for path in list(self.vault.pages):
             if path not in self.open_docs:
                 self.vault.remove(path)

@@ -53,6 +53,7 @@ class VaultState(VaultSync):
     settings: Settings
     warnings: list[str] = field(default_factory=list)
     indexed: asyncio.Event = field(default_factory=asyncio.Event)
+    named: asyncio.Event = field(default_factory=asyncio.Event)  # every page's names are in (``lsp/sync.py``)
     # what the features keep per vault
     published_diagnostics: dict[str, tuple[str, tuple[Finding, ...]]] = field(default_factory=dict)  # rel -> (uri, findings) pushed
     pending_diagnostics: dict[str, Page | None] = field(default_factory=dict)  # rel -> the page before its changes

@@ -17,6 +17,7 @@ import asyncio
 import logging
 import traceback
 import os
+import time
 import uuid
 
 from lsprotocol import types
@@ -24,7 +25,8 @@ from pygls.capabilities import get_capability
 
 from vaultlens.engine.cache import CacheOptions
 from vaultlens.engine.edits import Change
-from vaultlens.engine.scan import load_vault, load_vocabulary
+from vaultlens.engine.scan import load_vault, load_vocabulary, release_free_memory
+from vaultlens.engine.vault import Vault
 from vaultlens.engine.vocabulary import VOCABULARY_FILE
 
 from . import idle
@@ -36,6 +38,7 @@ from .settings import OBSIDIAN_APP_FILE, OBSIDIAN_DAILY_FILE, SETTINGS_FILE
 
 log = logging.getLogger("vaultlens")
 BATCH = 250
+NAMES_SHARE = 10  # per cent of the start-up progress given to the names pass of a cold load
 FOLLOW_SECONDS = 120.0  # how long to watch the files of an edit for a client that watches none
 FOLLOW_EVERY = 0.5
 FILE_OPERATIONS = types.FileOperationRegistrationOptions(
@@ -173,6 +176,13 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
     Open buffers and files changed on disk while it loaded are applied to the new vault before
     the swap, so no request ever sees a page go back in time. The updated persistent index is
     written afterwards, in the background.
+
+    A cold load first hands over a names vault (every page by its frontmatter: ``engine.names``),
+    swapped in the same way (``VaultSync.names_in``): workspace symbols, ``[[`` completion and
+    go-to-definition of a link without a heading or block answer from it at once
+    (``state.named``); whatever needs bodies, the link graph or tags waits for the full vault
+    (``state.indexed``), and no diagnostic is published before it. One progress report covers
+    both: the names pass as its first ``NAMES_SHARE`` per cent, the full parse the rest.
     """
     if state.indexed.is_set() or not state.begin_load():
         return
@@ -191,25 +201,51 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
         loop = asyncio.get_running_loop()
         shown = [-1]
 
+        named_at = [0]  # the share of the progress the names pass took (0: there was none)
+
         def report(done: int, total: int) -> None:  # on the loop
-            percentage = 100 * done // max(1, total)
+            share = named_at[0]
+            percentage = share + (100 - share) * done // max(1, total)
             if token and percentage > shown[0]:
                 shown[0] = percentage
+                what = "pages read" if share else "pages"
                 ls.work_done_progress.report(
-                    token, types.WorkDoneProgressReport(message=f"{done}/{total} pages", percentage=percentage)
+                    token, types.WorkDoneProgressReport(message=f"{done}/{total} {what}", percentage=percentage)
                 )
 
         def progress(done: int, total: int) -> None:  # in the loading thread
             loop.call_soon_threadsafe(report, done, total)
 
+        def show_names(vault: Vault, started: float) -> None:  # on the loop
+            if load_id != state.load_id or not state.names_in(vault, lambda rel: _buffer_text(ls, state, rel)):
+                return  # superseded (settings changed meanwhile): that load's vault is not wanted
+            state.named.set()
+            named_at[0] = NAMES_SHARE
+            log.info("names of %d pages in %s in %.2f s; reading their text", len(vault), state.root,
+                     time.perf_counter() - started)
+            if token and NAMES_SHARE > shown[0]:
+                shown[0] = NAMES_SHARE
+                ls.work_done_progress.report(
+                    token, types.WorkDoneProgressReport(message=f"{len(vault)} pages by name; reading their text",
+                                                        percentage=NAMES_SHARE)
+                )
+
+        def on_names(vault: Vault) -> None:  # in the loading thread
+            loop.call_soon_threadsafe(show_names, vault, started)
+
+        started = time.perf_counter()
+        load_id = state.load_id
         cache = CacheOptions.from_env(settings.cache_enabled, settings.cache_location)
         loaded = await asyncio.to_thread(
             load_vault, state.root, exclude=state.exclude, link_order=settings.link_order, cache=cache,
-            progress=progress,
+            progress=progress, on_names=on_names,
         )
         for warning in loaded.listing.warnings:
             log.warning("%s", warning)
+        held = [state.vault] if state.partial else []  # the names vault, freed off the loop (below)
         state.swap_in(loaded.vault, lambda rel: _buffer_text(ls, state, rel))
+        if held:
+            ls.index_tasks.append(asyncio.ensure_future(asyncio.to_thread(_drop, held)))
         for warning in (*loaded.vault.vocabulary.warnings, *state.warnings):
             ls.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=warning))
         log.info(
@@ -226,10 +262,19 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
     finally:
         state.end_load()
         state.indexed.set()
+        state.named.set()
         if token:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(state.vault)} pages indexed"))
         idle.on_indexed(ls, state)
         diagnostics_push.on_indexed(ls, state)
+
+
+def _drop(held: list) -> None:
+    """Free a vault that is live no more, in a thread: freeing a names vault's objects takes a
+    while at 100,000 pages, which the event loop would spend not answering; then hand the memory
+    back to the system."""
+    held.clear()
+    release_free_memory()
 
 
 def _buffer_text(ls: VaultServer, state: VaultState, rel: str) -> str | None:
@@ -276,6 +321,7 @@ def _reload_settings(ls: VaultServer, state: VaultState) -> None:
         ls.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=warning))
     if (settings.exclude, settings.link_order) != (old.exclude, old.link_order):
         state.indexed.clear()
+        state.named.clear()
         state.forget_disk_pages(settings.exclude, settings.link_order == "label-first")
         ls.index_tasks.append(asyncio.create_task(index_vault(ls, state)))
     diagnostics_push.on_settings(ls, state)

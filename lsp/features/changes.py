@@ -45,6 +45,18 @@ async def wait_indexed(state: VaultState, seconds: float = INDEX_WAIT_SECONDS) -
     return True
 
 
+async def wait_named(state: VaultState, seconds: float = INDEX_WAIT_SECONDS) -> bool:
+    """Wait for every page's names (a cold start's names vault, or the full vault); False when
+    they did not come in time."""
+    if state.named.is_set():
+        return True
+    try:
+        await asyncio.wait_for(state.named.wait(), seconds)
+    except asyncio.TimeoutError:
+        return False
+    return True
+
+
 def open_documents(ls: VaultServer, state: VaultState) -> dict[str, TextDocument]:
     """The open buffers of this vault, by vault-relative path."""
     out: dict[str, TextDocument] = {}

@@ -1,5 +1,9 @@
 """``textDocument/definition``: from a link (wiki, embed, Markdown, typed edge) to its page,
-at the heading or block the link names."""
+at the heading or block the link names.
+
+During a cold start's names phase (``lsp/sync.py``) a link of an open page that names no
+heading or block is answered at once (where a page's name leads is known); one that does
+waits for the full vault, which knows the target's headings and blocks."""
 
 from __future__ import annotations
 
@@ -7,10 +11,11 @@ from lsprotocol import types
 from pygls.capabilities import get_capability
 
 from vaultlens.engine.navigate import definition as find_definition
+from vaultlens.engine.navigate import target_at
 
 from ..convert import to_lsp_range
 from ..server import VaultServer
-from .changes import document_text, state_and_page, uri_of, wait_indexed
+from .changes import document_text, state_and_page, uri_of, wait_indexed, wait_named
 
 
 def register(server: VaultServer) -> None:
@@ -24,9 +29,15 @@ def register(server: VaultServer) -> None:
         if found is None:
             return None
         state, rel = found
-        await wait_indexed(state)
+        line, char = params.position.line, params.position.character
+        if not state.indexed.is_set():
+            await wait_named(state)
+            target = target_at(state.vault, rel, line, char, document_text(ls, params.text_document.uri))
+            link = target.link if target is not None else None
+            if not state.partial or rel not in state.open_docs or link is None or link.heading or link.block:
+                await wait_indexed(state)  # (a names page has no links: only an open page's are known)
         text = document_text(ls, params.text_document.uri)
-        jump = find_definition(state.vault, rel, params.position.line, params.position.character, text)
+        jump = find_definition(state.vault, rel, line, char, text)
         if jump is None:
             return None
         uri, target = uri_of(state, jump.path), to_lsp_range(jump.span)

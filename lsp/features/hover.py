@@ -18,17 +18,20 @@ from vaultlens.engine.search import rank
 
 from ..convert import to_lsp_range
 from ..server import VaultServer
+from .changes import wait_indexed
 
 
 def register(server: VaultServer) -> None:
     """Register ``textDocument/hover``."""
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: VaultServer, params: types.HoverParams) -> types.Hover | None:
+    async def hover(ls: VaultServer, params: types.HoverParams) -> types.Hover | None:
         found = ls.state_for_uri(params.text_document.uri)
         if found is None:
             return None
         state, rel = found
+        if not state.indexed.is_set():  # backlinks, the outline, related pages: the full vault's
+            await wait_indexed(state)
         page = state.vault.get(rel)
         if page is None:
             return None
