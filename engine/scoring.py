@@ -179,6 +179,42 @@ def counts_of(page: Page, fields: PageFields) -> BodyCounts | TextCounts:
     return text
 
 
+class PostedCounts:
+    """A page's body counts (``counts_of``) with the query's words answered from the postings
+    where they tell the count exactly (``topk.Bounds.posted``): a word no posting gives the page
+    is not in its body, and a term the page holds twice there (``body_twice``) is held twice.
+    Only the other words are looked up in the counts (read off the text: a search of it).
+
+    ``posted``: per query term, path -> 1 (a holder), 2 (twice in the body), 3 (three times
+    or more); ``zero``: per other word, a set of pages holding every page that holds it."""
+
+    __slots__ = ("counts", "path", "posted", "zero")
+
+    def __init__(self, counts: BodyCounts | TextCounts, path: str, posted: dict, zero: dict) -> None:
+        self.counts, self.path, self.posted, self.zero = counts, path, posted, zero
+
+    def count(self, token: str) -> int:
+        found = self.posted.get(token)
+        if found is not None:
+            n = found.get(self.path, 0)
+            if n == 0 or n == 2:
+                return n
+        else:
+            holders = self.zero.get(token)
+            if holders is not None and self.path not in holders:
+                return 0
+        return self.counts.count(token)
+
+    def get(self, token: str, default: int | None = None) -> int | None:
+        return self.count(token) or default
+
+    def __contains__(self, token: object) -> bool:
+        return isinstance(token, str) and self.count(token) > 0
+
+    def isdisjoint(self, other: Iterable[str]) -> bool:
+        return not any(self.count(t) for t in other)
+
+
 TEXT_COUNTS = 4096  # pages whose ``TextCounts`` are kept (~2-5 KB each: the casefolded body)
 _TEXTS: dict[int, tuple[BodyCounts, TextCounts]] = {}  # oldest first
 _TEXTS_LOCK = threading.Lock()
@@ -612,7 +648,8 @@ def body_components(found: list[Component], page: Page, plan: Plan, counts: Body
     the terms stand in the body: section-term and body-pair (``body_most`` bounds them)."""
     add = found.append
     # the casefolded body, once body-pair or section-term needs it (read counts have it)
-    folded_body = counts.folded if type(counts) is TextCounts else ""
+    inner = counts.counts if type(counts) is PostedCounts else counts
+    folded_body = inner.folded if type(inner) is TextCounts else ""
     if len(plan.terms) >= SECTION_MIN_TERMS:
         held = [tp.term for tp in plan.terms if tp.term in counts]
         if len(held) >= 2 and not folded_body:

@@ -25,7 +25,7 @@ from .fields import BodyCounts, PageFields
 from .model import Page
 from .query import Query, passes_filters
 from .scoring import (
-    Plan, TermPlan, TextCounts, bm25_norm, body_components, body_most, counts_of, fixed, head_components, link_prior,
+    Plan, PostedCounts, TermPlan, TextCounts, bm25_norm, body_components, body_most, counts_of, fixed, head_components, link_prior,
     score_of, starts_with_typed,
 )
 from .vault import PREFIX_TOKENS, Vault
@@ -192,7 +192,7 @@ def top_components(
         page = pages[path]
         if not passes_filters(page, query):
             return
-        counts = bounds.counts(page, fields[path])
+        counts = bounds.posted(page, fields[path])
         found = head_components(page, fields[path], query, plan, counts)
         if found:
             # the score the page ends with: link-prior and context-edge are added by ``rank``
@@ -595,6 +595,33 @@ class Bounds:
     def counts(self, page: Page, f: PageFields) -> BodyCounts | TextCounts:
         """The page's body counts (``scoring.counts_of``)."""
         return counts_of(page, f)
+
+    def posted(self, page: Page, f: PageFields) -> BodyCounts | TextCounts | PostedCounts:
+        """The page's body counts, the query's words answered from the postings where they can
+        be (``scoring.PostedCounts``) once ``_by_count`` is made (else ``counts``)."""
+        counts = counts_of(page, f)
+        if "_by_count" not in self.__dict__:
+            return counts
+        return PostedCounts(counts, page.path, self._posted_words, self._zero_words)
+
+    @functools.cached_property
+    def _posted_words(self) -> dict[str, dict[str, int]]:
+        return {tp.term: posted for (tp, _o, _s, _n), (posted, _most, _standing) in zip(self.terms, self._by_count)}
+
+    @functools.cached_property
+    def _zero_words(self) -> dict[str, frozenset[str]]:
+        """Per stand-in word of a term: the pages holding a word of its kind (``_by_count``)."""
+        out: dict[str, frozenset[str]] = {}
+        posted = self._posted_words
+        for kinds, (_posted, _most, standing) in zip(self.body_stand_ins, self._by_count):
+            if kinds is None or standing is None:
+                continue
+            for words, pages in zip(kinds, standing):
+                for word in words:
+                    if word not in posted:
+                        known = out.get(word)
+                        out[word] = pages if known is None else known | pages
+        return out
 
     def _body(self, counts: BodyCounts | TextCounts, f: PageFields, path: str | None = None) -> float:
         """The body points of every term (body-term and body-bm25 as ``page_components`` gives
