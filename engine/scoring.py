@@ -179,6 +179,15 @@ def counts_of(page: Page, fields: PageFields) -> BodyCounts | TextCounts:
     return text
 
 
+def indexed_outside_body(fields: PageFields, token: str) -> bool:
+    """Whether the page is filed under ``token`` in the postings for a field other than its
+    body (``PageFields.vocabulary``): else a posting of it means the body holds it."""
+    return (
+        token in fields.title_set or token in fields.alias_set or token in fields.tag_tokens
+        or token in fields.tag_names or token in fields.file_tokens
+    )
+
+
 class PostedCounts:
     """A page's body counts (``counts_of``) with the query's words answered from the postings
     where they tell the count exactly (``topk.Bounds.posted``): a word no posting gives the page
@@ -188,21 +197,24 @@ class PostedCounts:
     ``posted``: per query term, path -> 1 (a holder), 2 (twice in the body), 3 (three times
     or more); ``zero``: per other word, a set of pages holding every page that holds it."""
 
-    __slots__ = ("counts", "path", "posted", "zero")
+    __slots__ = ("counts", "page", "path", "posted", "zero", "fields")
 
-    def __init__(self, counts: BodyCounts | TextCounts, path: str, posted: dict, zero: dict) -> None:
-        self.counts, self.path, self.posted, self.zero = counts, path, posted, zero
+    def __init__(self, page: Page, fields: PageFields, posted: dict, zero: dict) -> None:
+        self.counts: BodyCounts | TextCounts | None = None  # ``counts_of``, once a word needs them
+        self.page, self.path, self.fields, self.posted, self.zero = page, page.path, fields, posted, zero
 
     def count(self, token: str) -> int:
         found = self.posted.get(token)
         if found is not None:
             n = found.get(self.path, 0)
-            if n == 0 or n == 2:
+            if n == 0 or n == 2 or n == 1 and not indexed_outside_body(self.fields, token):
                 return n
         else:
             holders = self.zero.get(token)
             if holders is not None and self.path not in holders:
                 return 0
+        if self.counts is None:
+            self.counts = counts_of(self.page, self.fields)
         return self.counts.count(token)
 
     def get(self, token: str, default: int | None = None) -> int | None:

@@ -25,7 +25,7 @@ from .fields import BodyCounts, PageFields
 from .model import Page
 from .query import Query, passes_filters
 from .scoring import (
-    Plan, PostedCounts, TermPlan, TextCounts, bm25_norm, body_components, body_most, counts_of, fixed, head_components, link_prior,
+    Plan, PostedCounts, TermPlan, TextCounts, bm25_norm, body_components, body_most, counts_of, fixed, head_components, indexed_outside_body, link_prior,
     score_of, starts_with_typed,
 )
 from .vault import PREFIX_TOKENS, Vault
@@ -599,10 +599,9 @@ class Bounds:
     def posted(self, page: Page, f: PageFields) -> BodyCounts | TextCounts | PostedCounts:
         """The page's body counts, the query's words answered from the postings where they can
         be (``scoring.PostedCounts``) once ``_by_count`` is made (else ``counts``)."""
-        counts = counts_of(page, f)
         if "_by_count" not in self.__dict__:
-            return counts
-        return PostedCounts(counts, page.path, self._posted_words, self._zero_words)
+            return counts_of(page, f)
+        return PostedCounts(page, f, self._posted_words, self._zero_words)
 
     @functools.cached_property
     def _posted_words(self) -> dict[str, dict[str, int]]:
@@ -623,13 +622,23 @@ class Bounds:
                         out[word] = pages if known is None else known | pages
         return out
 
-    def _body(self, counts: BodyCounts | TextCounts, f: PageFields, path: str | None = None) -> float:
+    def _body(self, counts: BodyCounts | TextCounts | None, f: PageFields, path: str | None = None,
+              page: Page | None = None) -> float:
         """The body points of every term (body-term and body-bm25 as ``page_components`` gives
         them), or what a stand-in can earn there when the body lacks the term (``counts``: the
         page's, ``counts``). With the page's ``path``, and once ``_by_count`` is made, a word
         no posting gives the page is not looked for in its body (a body's tokens are all in
-        the postings; the counts of a page read off its text cost a search of the text)."""
-        count_of = counts.count
+        the postings; the counts of a page read off its text cost a search of the text).
+        ``counts`` None: the ``page``'s, read only if a word needs them."""
+        if counts is None:
+            found: list = []
+
+            def count_of(token: str) -> int:
+                if not found:
+                    found.append(counts_of(page, f).count)
+                return found[0](token)
+        else:
+            count_of = counts.count
         total = 0.0
         norm = 0.0
         held = 0  # terms the body holds
@@ -642,7 +651,9 @@ class Bounds:
             else:
                 posted, _most, standing = by_count[i]
                 count = posted.get(path, 0)
-                if count == 1 or count == 3:  # 1: in a name only, or once in the body; 3: three or more
+                if count == 3 or count == 1 and indexed_outside_body(f, tp.term):
+                    # 3: three times or more; 1 with the term in a name, tag or file name: in
+                    # the body once, or not at all
                     count = count_of(tp.term)
                 if not count and kinds is not None:
                     tags = f.tag_names
@@ -745,7 +756,7 @@ class Bounds:
         from the page's fields (see ``weights`` for the points)."""
         if not f.ascii_names:
             return math.inf
-        total: float = self._prior_and_context(page) + self._body(self.counts(page, f), f, page.path) + self._named(page.path, f)
+        total: float = self._prior_and_context(page) + self._body(None, f, page.path, page) + self._named(page.path, f)
         title_set = f.title_set
         typed, partial = self.typed, self.partial
         phrase = self._phrase(f)  # title-phrase, title-exact or leaf-exact, heading-phrase; or else prefix-phrase
@@ -769,7 +780,7 @@ class Bounds:
             return quick
         path = page.path
         near = self.context if path in self.near else 0
-        body = self.body_by_postings(path, f) if by_postings else self._body(self.counts(page, f), f, path)
+        body = self.body_by_postings(path, f) if by_postings else self._body(None, f, path, page)
         total = quick - self.prior_most - near + self._prior_and_context(page) - tiered + body
         if self.partial and (self.prefix_cut or path in self.prefixed) and self.partial not in f.title_set:
             total += self._prefix_term(f) - _PREFIX_TERM  # (``medium`` gave none when the title holds it)
@@ -933,7 +944,7 @@ class Bounds:
                 tight += _PREFIX_TITLE
             elif any(t.startswith(partial) for t in f.alias_set):
                 tight += _PREFIX_ALIAS
-        tight += self.body_by_postings(page.path, f) if by_postings else self._body(self.counts(page, f), f, page.path)
+        tight += self.body_by_postings(page.path, f) if by_postings else self._body(None, f, page.path, page)
         most = tight + self.prior_most + self.context
         if most < floor:  # below the bar even with the most link-prior: its own is not looked up
             return most
