@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from bisect import bisect_right
+from itertools import accumulate
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -177,6 +177,54 @@ def counts_of(page: Page, fields: PageFields) -> BodyCounts | TextCounts:
         while len(_TEXTS) > TEXT_COUNTS:
             del _TEXTS[next(iter(_TEXTS))]
     return text
+
+
+def indexed_outside_body(fields: PageFields, token: str) -> bool:
+    """Whether the page is filed under ``token`` in the postings for a field other than its
+    body (``PageFields.vocabulary``): else a posting of it means the body holds it."""
+    return (
+        token in fields.title_set or token in fields.alias_set or token in fields.tag_tokens
+        or token in fields.tag_names or token in fields.file_tokens
+    )
+
+
+class PostedCounts:
+    """A page's body counts (``counts_of``) with the query's words answered from the postings
+    where they tell the count exactly (``topk.Bounds.posted``): a word no posting gives the page
+    is not in its body, and a term the page holds twice there (``body_twice``) is held twice.
+    Only the other words are looked up in the counts (read off the text: a search of it).
+
+    ``posted``: per query term, path -> 1 (a holder), 2 (twice in the body), 3 (three times
+    or more); ``zero``: per other word, a set of pages holding every page that holds it."""
+
+    __slots__ = ("counts", "page", "path", "posted", "zero", "fields")
+
+    def __init__(self, page: Page, fields: PageFields, posted: dict, zero: dict) -> None:
+        self.counts: BodyCounts | TextCounts | None = None  # ``counts_of``, once a word needs them
+        self.page, self.path, self.fields, self.posted, self.zero = page, page.path, fields, posted, zero
+
+    def count(self, token: str) -> int:
+        found = self.posted.get(token)
+        if found is not None:
+            n = found.get(self.path, 0)
+            if n == 0 or n == 2 or n == 1 and not indexed_outside_body(self.fields, token):
+                return n
+        else:
+            holders = self.zero.get(token)
+            if holders is not None and self.path not in holders:
+                return 0
+        if self.counts is None:
+            self.counts = counts_of(self.page, self.fields)
+        return self.counts.count(token)
+
+    def get(self, token: str, default: int | None = None) -> int | None:
+        return self.count(token) or default
+
+    def __contains__(self, token: object) -> bool:
+        return isinstance(token, str) and self.count(token) > 0
+
+    def isdisjoint(self, other: Iterable[str]) -> bool:
+        return not any(self.count(t) for t in other)
 
 
 TEXT_COUNTS = 4096  # pages whose ``TextCounts`` are kept (~2-5 KB each: the casefolded body)
@@ -440,11 +488,24 @@ def page_components(
     """Every component one page earns for a query, as (channel, term, hits, points, field, via),
     except ``link-prior``, which depends on the page alone: ``search.rank`` adds it (``link_prior``)
     to the pages that can still reach the top once it is added. ``counts``: the page's
-    ``counts_of`` when the caller has them."""
+    ``counts_of`` when the caller has them.
+
+    The components of the page's names and term counts (``head_components``), then those that
+    read where the terms stand in its body (``body_components``: section-term, body-pair)."""
     if plan is None:
         plan = make_plan(vault, query)
     if counts is None:
         counts = counts_of(page, fields)
+    found = head_components(page, fields, query, plan, counts)
+    body_components(found, page, plan, counts)
+    return found
+
+
+def head_components(
+    page: Page, fields: PageFields, query: Query, plan: Plan, counts: BodyCounts | TextCounts
+) -> list[Component]:
+    """``page_components`` but section-term and body-pair: every component from the page's
+    names, tags, headings, path and body token counts (set and count look-ups only)."""
     found: list[Component] = []
     add = found.append
     seq = query.tokens
@@ -488,8 +549,6 @@ def page_components(
                     break
 
     body_counts = counts
-    # the casefolded body, once body-pair or section-term needs it (read counts have it)
-    folded_body = counts.folded if type(counts) is TextCounts else ""
     norm = 0.0  # BM25's length normalisation of this page's body, once it is needed
     covered: set[str] = set()  # title tokens some term matched (exactly, by stem or folded)
     for tp in plan.terms:
@@ -578,22 +637,6 @@ def page_components(
                 if fuzzy_body:
                     add(("fuzzy-term", term, len(fuzzy_body), FOLDED_MINOR, "body", fuzzy_body[0]))
 
-    if len(plan.terms) >= SECTION_MIN_TERMS:
-        held = [tp.term for tp in plan.terms if tp.term in body_counts]
-        if len(held) >= 2 and not folded_body:
-            folded_body = page.body.casefold()
-        section = best_section(page, held, folded_body or None)
-        if section is not None:  # each term found with the first, under its heading (via)
-            heading, together = section
-            for term in together[1:]:
-                add(("section-term", term, len(together), POINTS["section-term"], "body", heading))
-    if plan.pairs:
-        body = folded_body
-        for pair in plan.pairs:
-            if all(t in body_counts for t in pair):
-                body = body or page.body.casefold()
-                if _phrase_pattern(pair).search(body):
-                    add(("body-pair", " ".join(pair), 1, POINTS["body-pair"], "body", ""))
     if exact is None and covered:
         covered.update(t for t in query.weak if t in title_set)  # a weak term covers a title word too
     if exact is None and covered and covered.issuperset(title_set):
@@ -612,6 +655,45 @@ def page_components(
     return found
 
 
+def body_components(found: list[Component], page: Page, plan: Plan, counts: BodyCounts | TextCounts) -> None:
+    """Add to ``found`` (the page's ``head_components``) what ``page_components`` reads off where
+    the terms stand in the body: section-term and body-pair (``body_most`` bounds them)."""
+    add = found.append
+    # the casefolded body, once body-pair or section-term needs it (read counts have it)
+    inner = counts.counts if type(counts) is PostedCounts else counts
+    folded_body = inner.folded if type(inner) is TextCounts else ""
+    if len(plan.terms) >= SECTION_MIN_TERMS:
+        held = [tp.term for tp in plan.terms if tp.term in counts]
+        if len(held) >= 2 and not folded_body:
+            folded_body = page.body.casefold()
+        section = best_section(page, held, folded_body or None)
+        if section is not None:  # each term found with the first, under its heading (via)
+            heading, together = section
+            for term in together[1:]:
+                add(("section-term", term, len(together), POINTS["section-term"], "body", heading))
+    if plan.pairs:
+        body = folded_body
+        for pair in plan.pairs:
+            if all(t in counts for t in pair):
+                body = body or page.body.casefold()
+                if _phrase_pattern(pair).search(body):
+                    add(("body-pair", " ".join(pair), 1, POINTS["body-pair"], "body", ""))
+
+
+def body_most(plan: Plan, counts: BodyCounts | TextCounts) -> float:
+    """The most ``body_components`` can add to a page with these body ``counts``: section-term
+    for every held term but one, body-pair for every pair whose words the body holds."""
+    most = 0.0
+    if len(plan.terms) >= SECTION_MIN_TERMS:
+        held = sum(1 for tp in plan.terms if tp.term in counts)
+        if held >= 2:
+            most += POINTS["section-term"] * (held - 1)
+    for pair in plan.pairs:
+        if all(t in counts for t in pair):
+            most += POINTS["body-pair"]
+    return most
+
+
 def best_section(page: Page, terms: list[str], folded: str | None = None) -> tuple[str, tuple[str, ...]] | None:
     """The section (a heading and its text up to the next heading; ``""`` for the text before
     the first) holding the most of ``terms``, and those terms in query order: None unless one
@@ -626,27 +708,30 @@ def best_section(page: Page, terms: list[str], folded: str | None = None) -> tup
     body = page.body
     if folded is None:
         folded = body.casefold()
-    n_lines = folded.count("\n") + 1
-    cuts = sorted({h.span.start_line - page.body_line for h in page.headings} - {0})
-    starts = [0, *(c for c in cuts if 0 < c < n_lines)]
+    headings = page.headings
+    if headings:
+        n_lines = folded.count("\n") + 1
+        cuts = sorted({h.span.start_line - page.body_line for h in headings} - {0})
+        starts = [0, *(c for c in cuts if 0 < c < n_lines)]
+    else:
+        starts = [0]
     offsets = [0]  # where each section starts in ``folded``: after its line's break
-    line = at = 0
-    find = folded.find
-    for start in starts[1:]:
-        while line < start:
-            at = find("\n", at) + 1
-            line += 1
-        offsets.append(at)
-    held: list[set[str]] = [set() for _ in starts]
-    for term in terms:
-        for m in _word_pattern(term).finditer(folded):
-            held[bisect_right(offsets, m.start()) - 1].add(term)
+    if len(starts) > 1:
+        # line k starts after the k breaks before it: the lengths of the lines before it, plus k
+        ends = list(accumulate(map(len, folded.split("\n", starts[-1]))))
+        offsets += [ends[k - 1] + k for k in starts[1:]]
+    offsets.append(len(folded))
+    # each term's first match in each section (its text ends with a line break, which no token
+    # spans: a match that starts in a section ends there)
+    patterns = [(term, _word_pattern(term).search) for term in terms]
     best: tuple[str, tuple[str, ...]] | None = None
-    names = {h.span.start_line - page.body_line: h.text for h in page.headings}
-    for start, words in zip(starts, held):
+    names = {h.span.start_line - page.body_line: h.text for h in headings}
+    for i, start in enumerate(starts):
+        begin, end = offsets[i], offsets[i + 1]
+        words = [term for term, search in patterns if search(folded, begin, end) is not None]
         if len(words) < 2 or best is not None and len(words) <= len(best[1]):
             continue
-        best = (names.get(start, ""), tuple(t for t in terms if t in words))
+        best = (names.get(start, ""), tuple(words))
     return best
 
 

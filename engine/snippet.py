@@ -52,6 +52,8 @@ def _line_with_words(body: str, words: list[str]) -> str | None:
     "graph rag") could, so it is tried line by line.
     """
     patterns = [_word_pattern(w) for w in words]
+    if _OTHER_BREAKS.search(body) is None and all(" " not in w.strip() for w in words):
+        return _line_with_words_lf(body, words, patterns)
     lines = body.splitlines()
     starts: list[int] | None = None
     lowered = body.lower() if body.isascii() else None
@@ -70,7 +72,34 @@ def _line_with_words(body: str, words: list[str]) -> str | None:
         return None
     # more words, then a better word, then the first such line
     best = min(found, key=lambda n: (-len(found[n]), min(found[n]), n))
-    line = collapse(lines[best])
+    return _shown(lines[best], patterns)
+
+
+# every line boundary ``str.splitlines`` knows but ``\n``
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _line_with_words_lf(body: str, words: list[str], patterns: list[re.Pattern[str]]) -> str | None:
+    """``_line_with_words`` for a body whose only line breaks are ``\n`` and words of one token
+    each: each match placed on its line by the breaks before it, and only the line chosen cut
+    out (the same line: ``splitlines`` splits such a body at its ``\n`` only)."""
+    lowered = body.lower() if body.isascii() else None
+    found: dict[int, set[int]] = {}  # line start offset -> the patterns that match in that line
+    rfind = body.rfind
+    for i, word in enumerate(words):
+        for at in _word_starts(body, lowered, word):
+            found.setdefault(rfind("\n", 0, at) + 1, set()).add(i)
+    if not found:
+        return None
+    # more words, then a better word, then the first such line (line order is offset order)
+    best = min(found, key=lambda n: (-len(found[n]), min(found[n]), n))
+    end = body.find("\n", best)
+    return _shown(body[best:] if end < 0 else body[best:end], patterns)
+
+
+def _shown(raw: str, patterns: list[re.Pattern[str]]) -> str:
+    """The line chosen, collapsed and windowed around the first match of a word."""
+    line = collapse(raw)
     first = min((m.start() for p in patterns if (m := p.search(line))), default=0)
     return _window(line, first)
 

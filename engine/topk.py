@@ -25,7 +25,8 @@ from .fields import BodyCounts, PageFields
 from .model import Page
 from .query import Query, passes_filters
 from .scoring import (
-    Plan, TermPlan, TextCounts, bm25_norm, counts_of, fixed, link_prior, page_components, score_of, starts_with_typed,
+    Plan, PostedCounts, TermPlan, TextCounts, bm25_norm, body_components, body_most, counts_of, fixed, head_components, indexed_outside_body, link_prior,
+    score_of, starts_with_typed,
 )
 from .vault import PREFIX_TOKENS, Vault
 from .weights import (
@@ -183,18 +184,30 @@ def top_components(
     # the lowest score and, among equal scores, the title and path that sort last.
     best: list[tuple[int | float, _Last]] = []
 
+    with_body = bool(plan.pairs) or len(plan.terms) >= SECTION_MIN_TERMS  # body_components can add points
+
     def score(path: str) -> None:
         if path in scored:  # a page seeded below is met again among the others
             return
         page = pages[path]
         if not passes_filters(page, query):
             return
-        found = page_components(page, fields[path], query, vault, plan, bounds.counts(page, fields[path]))
+        counts = bounds.posted(page, fields[path])
+        found = head_components(page, fields[path], query, plan, counts)
         if found:
-            scored[path] = found
             # the score the page ends with: link-prior and context-edge are added by ``rank``
             prior = link_prior(vault, page)
             total = score_of(c[3] for c in found) + (prior[3] if prior else 0) + (near_points if path in near else 0)
+            if with_body and (len(best) < limit or can_enter(path, total + body_most(plan, counts))):
+                # section-term and body-pair read the body (and its headings: their first read
+                # unmarshals the page's links and headings, ~0.1 ms): only for a page that can
+                # still enter with them; one that cannot is left out, as one below its bound is
+                extra = len(found)
+                body_components(found, page, plan, counts)
+                total += score_of(c[3] for c in found[extra:])
+            elif with_body:
+                return
+            scored[path] = found
             entry = (total, _Last((page.title.casefold(), path)))
             if len(best) < limit:
                 heapq.heappush(best, entry)
@@ -583,18 +596,72 @@ class Bounds:
         """The page's body counts (``scoring.counts_of``)."""
         return counts_of(page, f)
 
-    def _body(self, counts: BodyCounts | TextCounts, f: PageFields) -> float:
+    def posted(self, page: Page, f: PageFields) -> BodyCounts | TextCounts | PostedCounts:
+        """The page's body counts, the query's words answered from the postings where they can
+        be (``scoring.PostedCounts``) once ``_by_count`` is made (else ``counts``)."""
+        if "_by_count" not in self.__dict__:
+            return counts_of(page, f)
+        return PostedCounts(page, f, self._posted_words, self._zero_words)
+
+    @functools.cached_property
+    def _posted_words(self) -> dict[str, dict[str, int]]:
+        return {tp.term: posted for (tp, _o, _s, _n), (posted, _most, _standing) in zip(self.terms, self._by_count)}
+
+    @functools.cached_property
+    def _zero_words(self) -> dict[str, frozenset[str]]:
+        """Per stand-in word of a term: the pages holding a word of its kind (``_by_count``)."""
+        out: dict[str, frozenset[str]] = {}
+        posted = self._posted_words
+        for kinds, (_posted, _most, standing) in zip(self.body_stand_ins, self._by_count):
+            if kinds is None or standing is None:
+                continue
+            for words, pages in zip(kinds, standing):
+                for word in words:
+                    if word not in posted:
+                        known = out.get(word)
+                        out[word] = pages if known is None else known | pages
+        return out
+
+    def _body(self, counts: BodyCounts | TextCounts | None, f: PageFields, path: str | None = None,
+              page: Page | None = None) -> float:
         """The body points of every term (body-term and body-bm25 as ``page_components`` gives
         them), or what a stand-in can earn there when the body lacks the term (``counts``: the
-        page's, ``counts``)."""
-        count_of = counts.count
+        page's, ``counts``). With the page's ``path``, and once ``_by_count`` is made, a word
+        no posting gives the page is not looked for in its body (a body's tokens are all in
+        the postings; the counts of a page read off its text cost a search of the text).
+        ``counts`` None: the ``page``'s, read only if a word needs them."""
+        if counts is None:
+            found: list = []
+
+            def count_of(token: str) -> int:
+                if not found:
+                    found.append(counts_of(page, f).count)
+                return found[0](token)
+        else:
+            count_of = counts.count
         total = 0.0
         norm = 0.0
         held = 0  # terms the body holds
         pairs = self.pairs
         seen: dict[str, int] = {}  # each word looked up once (body-pair asks again)
-        for (tp, _others, stand_in, _names), kinds in zip(self.terms, self.body_stand_ins):
-            count = count_of(tp.term)
+        by_count = self.__dict__.get("_by_count") if path is not None else None
+        for i, ((tp, _others, stand_in, _names), kinds) in enumerate(zip(self.terms, self.body_stand_ins)):
+            if by_count is None:
+                count = count_of(tp.term)
+            else:
+                posted, _most, standing = by_count[i]
+                count = posted.get(path, 0)
+                if count == 3 or count == 1 and indexed_outside_body(f, tp.term):
+                    # 3: three times or more; 1 with the term in a name, tag or file name: in
+                    # the body once, or not at all
+                    count = count_of(tp.term)
+                if not count and kinds is not None:
+                    tags = f.tag_names
+                    total += _STAND_IN_MOST[tuple(
+                        path in pages and any(count_of(w) or w in tags for w in words)
+                        for words, pages in zip(kinds, standing)
+                    )][3]
+                    kinds = None
             if count:
                 held += 1
                 if not norm:
@@ -689,7 +756,7 @@ class Bounds:
         from the page's fields (see ``weights`` for the points)."""
         if not f.ascii_names:
             return math.inf
-        total: float = self._prior_and_context(page) + self._body(self.counts(page, f), f) + self._named(page.path, f)
+        total: float = self._prior_and_context(page) + self._body(None, f, page.path, page) + self._named(page.path, f)
         title_set = f.title_set
         typed, partial = self.typed, self.partial
         phrase = self._phrase(f)  # title-phrase, title-exact or leaf-exact, heading-phrase; or else prefix-phrase
@@ -713,7 +780,7 @@ class Bounds:
             return quick
         path = page.path
         near = self.context if path in self.near else 0
-        body = self.body_by_postings(path, f) if by_postings else self._body(self.counts(page, f), f)
+        body = self.body_by_postings(path, f) if by_postings else self._body(None, f, path, page)
         total = quick - self.prior_most - near + self._prior_and_context(page) - tiered + body
         if self.partial and (self.prefix_cut or path in self.prefixed) and self.partial not in f.title_set:
             total += self._prefix_term(f) - _PREFIX_TERM  # (``medium`` gave none when the title holds it)
@@ -877,7 +944,7 @@ class Bounds:
                 tight += _PREFIX_TITLE
             elif any(t.startswith(partial) for t in f.alias_set):
                 tight += _PREFIX_ALIAS
-        tight += self.body_by_postings(page.path, f) if by_postings else self._body(self.counts(page, f), f)
+        tight += self.body_by_postings(page.path, f) if by_postings else self._body(None, f, page.path, page)
         most = tight + self.prior_most + self.context
         if most < floor:  # below the bar even with the most link-prior: its own is not looked up
             return most
