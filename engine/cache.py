@@ -271,9 +271,14 @@ class Listed:
         return len(self.paths)
 
 
-def pack_stat(size: int, mtime_ns: int, ctime_ns: int, inode: int) -> bytes:
-    """A listed file's stat as ``Listed.stats`` holds it."""
-    return _STAT.pack(size, mtime_ns, ctime_ns, inode if inode >= 0 else _NO_INODE)
+def listed_stats(stats: dict[str, tuple[int, int, int, int]], paths: tuple[str, ...]) -> bytes | None:
+    """The listing's ``(size, mtime_ns, ctime_ns, inode)`` of ``paths`` as ``Listed.stats``
+    holds them (a listing's inodes are never -1), None when one of them is not listed."""
+    pack = _STAT.pack
+    try:
+        return b"".join([pack(*stats[path]) for path in paths])
+    except KeyError:
+        return None
 
 
 @dataclass(frozen=True)
