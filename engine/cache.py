@@ -10,7 +10,7 @@ is read and hashed instead (git's "racy clean" rule), and a changed stat with th
 hash is reused too.
 
 - Authenticated: the header, every snapshot piece and every chunk's records carry a keyed
-  BLAKE2b tag (a chunk's region of bodies, heavy blobs and body counts is checked part by part,
+  HMAC-SHA-256 tag (a chunk's region of bodies, heavy blobs and body counts is checked part by part,
   when read, against the SHA-256 its tagged record holds: ``compact.BodyRegion``); the key is a per-user
   secret (``index.key``, mode 0600, in the user cache folder). Nothing is unmarshalled before its
   tag checks out, so a file this user's vaultlens did not write (shipped in a vault, planted in
@@ -33,6 +33,7 @@ Only this module and ``scan`` touch the disk.
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import hmac
 import logging
@@ -52,7 +53,7 @@ from .compact import CHUNK_HEAD, MARSHAL_VERSION, records_length, schema_version
 log = logging.getLogger("vaultlens")
 
 MAGIC = b"VLCACHE2"
-_TAG = 32  # bytes of keyed BLAKE2b per header and per chunk
+_TAG = 32  # bytes of HMAC-SHA-256 per header, per chunk and per snapshot piece
 _TRAILER = struct.Struct(f"<QI{_TAG}s8s")  # header offset, header length, header tag, MAGIC
 KEY_FILE = "index.key"
 RACY_NS = 2_000_000_000  # files modified this close to a scan are checked by content
@@ -165,8 +166,10 @@ def _read_key(path: str) -> bytes | None:
     return key
 
 
-def _tag(key: bytes, data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=_TAG, key=key).digest()
+def _tag(key: bytes, data: bytes | memoryview) -> bytes:
+    # HMAC-SHA-256 (OpenSSL, with the CPU's SHA instructions where it has them): 2.5 times the
+    # speed of keyed BLAKE2b here (1.7 GB/s against 0.68), and a warm start checks ~15 MB of it
+    return hmac.digest(key, data, "sha256")
 
 
 def content_hash(data: bytes) -> bytes:
@@ -200,22 +203,104 @@ def _read_records(fd: int, key: bytes, chunk: Chunk) -> tuple[bytes, int]:
     return raw, chunk.offset + CHUNK_HEAD + n
 
 
+def _read_tagged(fd: int, key: bytes, chunk: Chunk) -> bytes:
+    try:
+        raw = _pread(fd, chunk.length, chunk.offset)
+    except OSError as exc:
+        raise CacheError(f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) != chunk.length or not hmac.compare_digest(_tag(key, raw), chunk.tag):
+        raise CacheError("chunk tag mismatch")
+    return raw
+
+
 class CacheError(Exception):
     """The index file is missing, of another version, or damaged: it is ignored."""
 
 
+_STAT = struct.Struct("<qqqQ")  # size, mtime_ns, ctime_ns, inode (-1: none)
+_HASH = 16  # bytes of a content hash (``content_hash``); all zero for none
+_NO_INODE = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A chunk's manifest as stored: what each page was parsed from, one column per kind
+    (unmarshalled as one tuple of paths and two ``bytes``, not 100,000 small tuples), so an
+    unchanged chunk is recognised by comparing bytes (``scan``).
+
+    ``paths`` in record order; ``stats`` their ``(size, mtime_ns, ctime_ns, inode)`` packed
+    (``pack_stat``); ``hashes`` their content hashes, 16 bytes each; ``newest`` the newest
+    mtime among them (git's racy rule is checked against it for the whole chunk).
+    """
+
+    paths: tuple[str, ...]
+    stats: bytes
+    hashes: bytes
+    newest: int
+
+    @classmethod
+    def of(cls, manifest: Any) -> Listed:
+        """The columns of ``manifest`` (``(path, size, mtime_ns, ctime_ns, inode, content
+        hash)`` per page, or a ``Listed`` already), every path interned: marshal writes them
+        so, and a load makes every copy of a path (the manifest's, the records', the
+        snapshot's) one string."""
+        if isinstance(manifest, Listed):
+            return manifest
+        intern, pack, zero = sys.intern, _STAT.pack, bytes(_HASH)
+        paths = tuple([intern(entry[0]) for entry in manifest])
+        stats = b"".join([pack(size, mtime, ctime, inode if inode >= 0 else _NO_INODE)
+                          for _path, size, mtime, ctime, inode, _digest in manifest])
+        hashes = b"".join([digest if len(digest) == _HASH else zero for *_rest, digest in manifest])
+        return cls(paths, stats, hashes, max((entry[2] for entry in manifest), default=-1))
+
+    def stored(self) -> tuple[Any, ...]:
+        """As the index file's header holds it (plain data for marshal)."""
+        return (self.paths, self.stats, self.hashes, self.newest)
+
+    def entries(self) -> tuple[tuple[str, int, int, int, int, bytes], ...]:
+        """``(path, size, mtime_ns, ctime_ns, inode, content hash)`` per page."""
+        zero = bytes(_HASH)
+        out = []
+        for i, (size, mtime, ctime, inode) in enumerate(_STAT.iter_unpack(self.stats)):
+            digest = self.hashes[i * _HASH : (i + 1) * _HASH]
+            out.append((self.paths[i], size, mtime, ctime, inode if inode != _NO_INODE else -1,
+                        digest if digest != zero else b""))
+        return tuple(out)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+def listed_stats(stats: dict[str, tuple[int, int, int, int]], paths: tuple[str, ...]) -> bytes | None:
+    """The listing's ``(size, mtime_ns, ctime_ns, inode)`` of ``paths`` as ``Listed.stats``
+    holds them (a listing's inodes are never -1), None when one of them is not listed."""
+    pack = _STAT.pack
+    try:
+        return b"".join([pack(*stats[path]) for path in paths])
+    except KeyError:
+        return None
+
+
 @dataclass(frozen=True)
 class Chunk:
-    """One stored group of pages: where its bytes are and what each page was parsed from.
-
-    ``manifest`` holds ``(path, size, mtime_ns, ctime_ns, inode, content hash)`` per page, in
-    record order.
-    """
+    """One stored group of pages: where its bytes are and what each page was parsed from
+    (``listed``; ``manifest``: the same as ``(path, size, mtime_ns, ctime_ns, inode, content
+    hash)`` per page, in record order)."""
 
     offset: int
     length: int
-    tag: bytes  # keyed BLAKE2b of the chunk's bytes
-    manifest: tuple[tuple[str, int, int, int, int, bytes], ...]
+    tag: bytes  # HMAC-SHA-256 of the chunk's head and index (of a snapshot piece: its bytes)
+    listed: Listed | None = None
+
+    @functools.cached_property
+    def manifest(self) -> tuple[tuple[str, int, int, int, int, bytes], ...]:
+        """Per page ``(path, size, mtime_ns, ctime_ns, inode, content hash)``."""
+        return self.listed.entries() if self.listed is not None else ()
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The chunk's pages, in record order."""
+        return self.listed.paths if self.listed is not None else ()
 
 
 class CacheFile:
@@ -228,10 +313,10 @@ class CacheFile:
         self.label_first: bool = bool(header["label_first"])
         self.detected: bool = bool(header.get("detected"))  # link order found by detection, not forced
         self.scan_ns: int = int(header["scan_ns"])
-        self.chunks: list[Chunk] = [Chunk(*c) for c in header["chunks"]]
+        self.chunks: list[Chunk] = [Chunk(offset, length, tag, Listed(*listed)) for offset, length, tag, listed in header["chunks"]]
         # the index snapshot, in pieces (marshalled one at a time: ``Vault.snapshot_pieces``)
         pieces = header.get("snapshot")
-        self.snapshot: list[Chunk] | None = [Chunk(*piece[:3], ()) for piece in pieces] if pieces else None
+        self.snapshot: list[Chunk] | None = [Chunk(*piece[:3]) for piece in pieces] if pieces else None
         # what each piece holds (its entries' names), so a piece can be read before it is unmarshalled
         self.snapshot_names: list[tuple[str, ...]] = [tuple(piece[3]) for piece in pieces] if pieces else []
 
@@ -279,13 +364,7 @@ class CacheFile:
 
     def read(self, chunk: Chunk) -> bytes:
         """A snapshot piece's bytes, checked against its tag."""
-        try:
-            raw = _pread(self._fd, chunk.length, chunk.offset)
-        except OSError as exc:
-            raise CacheError(f"cannot read: {exc.strerror or exc}") from None
-        if len(raw) != chunk.length or not hmac.compare_digest(_tag(self._key, raw), chunk.tag):
-            raise CacheError("chunk tag mismatch")
-        return raw
+        return _read_tagged(self._fd, self._key, chunk)
 
     def read_records(self, chunk: Chunk) -> tuple[bytes, int]:
         """A page chunk's records (its head and records, checked against its tag), and where
@@ -344,13 +423,25 @@ class BodyFile:
             raise CacheError("closed")
         return _read_records(self._fd, self._key, chunk)
 
-    def damaged(self) -> None:
-        """A body did not match its record: log it once and remove the file (if the name still
-        is this file), so the next start rebuilds it."""
+    def read_piece(self, chunk: Chunk) -> bytes:
+        """A snapshot piece's bytes, checked against its tag (``CacheFile.read``), read when
+        first needed after the load; ValueError (and the file dropped: ``damaged``) when they
+        do not match."""
+        if self._fd < 0:
+            raise ValueError("index file closed")
+        try:
+            return _read_tagged(self._fd, self._key, chunk)
+        except CacheError as exc:
+            self.damaged(f"an index snapshot piece cannot be used ({exc})")
+            raise ValueError(str(exc)) from None
+
+    def damaged(self, what: str = "a page body does not match its record") -> None:
+        """A part did not match its record (or tag): log it once and remove the file (if the
+        name still is this file), so the next start rebuilds it."""
         if self.damage_seen:
             return
         self.damage_seen = True
-        log.warning("vaultlens index %s: a page body does not match its record; the index will be rebuilt", self.path)
+        log.warning("vaultlens index %s: %s; the index will be rebuilt", self.path, what)
         try:
             st = os.lstat(self.path)
             if self._ino is not None and (st.st_dev, st.st_ino) == self._ino:
@@ -435,15 +526,16 @@ class CacheWriter:
         log.warning("vaultlens index not written (%s); working without a stored index", self.failed)
         self.abort()
 
-    def add(self, blob: bytes, manifest: tuple[tuple[str, int, int, bytes], ...]) -> int | None:
+    def add(self, blob: bytes, manifest: Any) -> int | None:
         """Append one chunk of page records (``compact.chunk_blob``: its head and records are
-        tagged; its region is checked by the digests the records hold); where in the file its
-        region starts (None when writing failed)."""
+        tagged; its region is checked by the digests the records hold), with its manifest
+        (``Listed.of`` takes either form); where in the file its region starts (None when
+        writing failed)."""
         if len(blob) < CHUNK_HEAD or CHUNK_HEAD + records_length(blob) > len(blob):
             raise ValueError("not a chunk of page records")
         tagged = memoryview(blob)[: CHUNK_HEAD + records_length(blob)]
         if self._write(blob):
-            self._chunks.append((self._offset, len(blob), _tag(self._key, tagged), manifest))
+            self._chunks.append((self._offset, len(blob), _tag(self._key, tagged), Listed.of(manifest).stored()))
             self._offset += len(blob)
             return self._offset - len(blob) + len(tagged)
         return None

@@ -11,11 +11,11 @@ unpack every page: what a page links to (and how), and how its ``[[a|b]]`` links
 Strings that repeat across pages (tokens, tags, types, link targets) are interned before
 marshalling: marshal keeps interned strings interned, so a loaded vault holds each once.
 
-A stored chunk (``ChunkBuilder``) keeps each page's body, heavy blob and body counts out of the
-records, in the chunk's region, with a SHA-256 digest of each in the record (``BodyRegion``):
-a page loaded from the index file holds none of them until used, then reads them from the
-file. A warm start decodes no record at all: ``LazyChunk`` makes path-only pages and empty
-fields that decode their chunk on first read.
+A stored chunk (``ChunkBuilder``) keeps each page's record, body, heavy blob and body counts
+in the chunk's region, with a SHA-256 digest of the record in the chunk's tagged index and one
+of each part in the record (``BodyRegion``): a page loaded from the index file holds none of
+them until used, then reads them from the file. A warm start decodes no record at all:
+``LazyChunk`` makes path-only pages and empty fields, each decoded alone on first read.
 
 Must not: read files (``scan`` and ``cache`` do), or change what a page means: a decoded
 record equals the page it was encoded from (``tests/engine/test_cache.py``).
@@ -39,7 +39,7 @@ from . import __version__
 from .fields import BodyCounts, PageFields
 from .model import Heading, Link, Page, Problem, Span, Tag, fast_constructor
 
-RECORD_VERSION = 6  # bump when the layout below changes
+RECORD_VERSION = 7  # bump when the layout below changes
 MARSHAL_VERSION = 4
 
 _HEAVY = ("links", "edges", "headings", "blocks", "inline_tags", "problems", "meta")
@@ -143,7 +143,7 @@ def encode_page(page: Page, body: tuple[int, int, bytes] | None = None) -> tuple
         page.meta,
     )
     return (
-        page.path,
+        intern(page.path),  # one string per path across every marshalled piece (marshal keeps it interned)
         page.title,
         page.stem,
         tuple(page.aliases),
@@ -269,20 +269,23 @@ def _heavy_blob(page: CompactPage) -> bytes:
         return _get_region(page).part(_get_ref(page), _HEAVY_PART, _get_path(page))
 
 
-# --- out of line: bodies, heavy blobs, body counts --------------------------------------------
+# --- out of line: records, bodies, heavy blobs, body counts ------------------------------------
 #
-# A stored chunk is ``[records length: 8 bytes][marshalled records][region]``. The region holds,
-# page after page, the body (UTF-8), the heavy blob (links, headings...: ``encode_page``) and
-# the body counts blob (``encode_fields``): together about 60% of what a page costs in memory.
-# A record holds, instead of them, one ``ref``: where the page's three parts are in the region
-# and the SHA-256 (16 bytes) of each. The index file's tag covers the head and the records
-# only: a warm start neither reads, hashes nor unmarshals the region, and a page holds none
-# of it until a part is used; then it is read (``os.pread``) and checked against its digest,
-# which is inside the tagged records, so a part is exactly as trusted as its record.
+# A stored chunk is ``[index length: 8 bytes][index][region]``. The region holds, page after
+# page, the body (UTF-8), the heavy blob (links, headings...: ``encode_page``), the body counts
+# blob (``encode_fields``) and then the page's record itself (its ``(page record, fields
+# record)`` marshalled alone). A record holds, instead of the three parts, one ``ref``: where
+# they are in the region and the SHA-256 (16 bytes) of each. The index holds, per page in
+# manifest order, where its record is and the SHA-256 of it (``_ENTRY``). The index file's tag
+# covers the head and the index only (28 bytes a page): a warm start neither reads, hashes nor
+# unmarshals the region, and a page is decoded alone when first read (its record read with one
+# ``os.pread`` and checked against the digest in the tagged index), its parts when used
+# (checked against the digests in the record), so every byte is exactly as trusted as the tag.
 
 _CHUNK_HEAD = struct.Struct("<Q")
 CHUNK_HEAD = _CHUNK_HEAD.size
 _REF = struct.Struct("<QIII16s16s16s")  # offset in the region; body, heavy, counts lengths; digests
+_ENTRY = struct.Struct("<QI16s")  # a page's record: offset in the region, length, digest
 _BODY_PART, _HEAVY_PART, _COUNTS_PART = 0, 1, 2
 
 
@@ -295,18 +298,18 @@ def _encoded(body: str) -> bytes:
     return body.encode("utf-8", "surrogatepass")  # any str, lone surrogates too, and back
 
 
-def chunk_blob(records: bytes, parts: list[bytes]) -> bytes:
-    """A stored chunk: the marshalled ``records`` and the region they point into."""
-    return b"".join((_CHUNK_HEAD.pack(len(records)), records, *parts))
+def chunk_blob(index: bytes, parts: list[bytes]) -> bytes:
+    """A stored chunk: its ``index`` of page records and the region they are in."""
+    return b"".join((_CHUNK_HEAD.pack(len(index)), index, *parts))
 
 
 def records_length(head: bytes | memoryview) -> int:
-    """The length of the records part, from a chunk's first ``CHUNK_HEAD`` bytes."""
+    """The length of the index part, from a chunk's first ``CHUNK_HEAD`` bytes."""
     return _CHUNK_HEAD.unpack_from(head)[0]
 
 
 def split_chunk(blob: bytes) -> tuple[memoryview, memoryview]:
-    """A whole chunk's records part and region (views of ``blob``); ValueError when the
+    """A whole chunk's index part and region (views of ``blob``); ValueError when the
     length at its head does not fit."""
     view = memoryview(blob)
     if len(view) < CHUNK_HEAD:
@@ -317,13 +320,31 @@ def split_chunk(blob: bytes) -> tuple[memoryview, memoryview]:
     return view[CHUNK_HEAD : CHUNK_HEAD + n], view[CHUNK_HEAD + n :]
 
 
+def index_entries(index: bytes | memoryview) -> int:
+    """How many pages a chunk's index lists (ValueError when it is not whole entries)."""
+    n, rest = divmod(len(index), _ENTRY.size)
+    if rest:
+        raise ValueError("a chunk index of broken length")
+    return n
+
+
+def record_at(index: bytes | memoryview, i: int, region: BodyRegion) -> tuple[Any, Any]:
+    """The ``(page record, fields record)`` of entry ``i`` of a chunk's ``index``, read from
+    its ``region`` and checked against the index's digest (ValueError when it does not match)."""
+    offset, length, digest = _ENTRY.unpack_from(index, i * _ENTRY.size)
+    data = region.raw(offset, length)
+    if not region.trusted and (len(data) != length or body_digest(data) != digest):
+        raise ValueError("a stored record does not match its chunk's index")
+    return marshal.loads(data)
+
+
 class ChunkBuilder:
     """One chunk of page records in the making (``add`` each page, then ``blob``)."""
 
-    __slots__ = ("records", "_parts", "_size")
+    __slots__ = ("_index", "_parts", "_size")
 
     def __init__(self) -> None:
-        self.records: list[tuple[Any, Any]] = []
+        self._index: list[bytes] = []
         self._parts: list[bytes] = []
         self._size = 0
 
@@ -335,10 +356,13 @@ class ChunkBuilder:
 
     def _add(self, record, fields, body, heavy, counts, *digests) -> None:  # noqa: ANN001
         ref = _REF.pack(self._size, len(body), len(heavy), len(counts), *digests)
-        self.records.append(((*record[:_BODY_AT], ref, *record[_BODY_AT + 1 : 13], None, *record[14:]),
-                             (*fields[:_BODY], ref, *fields[_BODY + 1 :])))
-        self._parts += (body, heavy, counts)
-        self._size += len(body) + len(heavy) + len(counts)
+        pair = ((*record[:_BODY_AT], ref, *record[_BODY_AT + 1 : 13], None, *record[14:]),
+                (*fields[:_BODY], ref, *fields[_BODY + 1 :]))
+        data = marshal.dumps(pair, MARSHAL_VERSION)
+        at = self._size + len(body) + len(heavy) + len(counts)
+        self._index.append(_ENTRY.pack(at, len(data), body_digest(data)))
+        self._parts += (body, heavy, counts, data)
+        self._size = at + len(data)
 
     def add_stored(self, record: tuple[Any, Any], region: BodyRegion) -> None:
         """Append a record of a stored chunk again, its parts copied from that chunk's
@@ -348,9 +372,12 @@ class ChunkBuilder:
         data = region.raw(offset, n_body + n_heavy + n_counts)
         self._add(page, fields, data[:n_body], data[n_body : n_body + n_heavy], data[n_body + n_heavy :], *digests)
 
+    def __len__(self) -> int:
+        return len(self._index)
+
     def blob(self) -> bytes:
         """The chunk's bytes."""
-        return chunk_blob(marshal.dumps(self.records, MARSHAL_VERSION), self._parts)
+        return chunk_blob(b"".join(self._index), self._parts)
 
 
 def rechunk(records: list[tuple[Any, Any]], region: BodyRegion) -> bytes:
@@ -465,7 +492,7 @@ class CompactPage(Page):
     copies as a plain ``Page``; ``dataclasses.replace`` gives a page with every field set.
     """
 
-    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked", "_flags", "_ref", "_region", "_chunk")
+    __slots__ = ("_heavy", "_targets", "_piped", "_unpacked", "_flags", "_ref", "_region", "_chunk", "_at")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Page):
@@ -528,6 +555,8 @@ _get_region = CompactPage.__dict__["_region"].__get__
 _set_page_chunk = CompactPage.__dict__["_chunk"].__set__
 _get_page_chunk = CompactPage.__dict__["_chunk"].__get__
 _del_page_chunk = CompactPage.__dict__["_chunk"].__delete__
+_set_page_at = CompactPage.__dict__["_at"].__set__
+_get_page_at = CompactPage.__dict__["_at"].__get__
 _set_path = Page.__dict__["path"].__set__
 
 
@@ -673,14 +702,14 @@ class LazyFields(PageFields):
     """The ``PageFields`` of a page of a ``LazyChunk``: filled in place when first read, then
     equal to, and usable as, the fields it was made from."""
 
-    __slots__ = ("_chunk",)
+    __slots__ = ("_chunk", "_at")
 
     def __getattr__(self, name: str) -> Any:
         try:
             chunk = _get_fields_chunk(self)
         except AttributeError:
             raise AttributeError(name) from None
-        chunk.fill()
+        chunk.fill(_get_fields_at(self))
         return object.__getattribute__(self, name)
 
     def __eq__(self, other: object) -> bool:
@@ -699,7 +728,7 @@ def _page_getattr(self: CompactPage, name: str) -> Any:
         chunk = _get_page_chunk(self)
     except AttributeError:
         raise AttributeError(name) from None
-    chunk.fill()
+    chunk.fill(_get_page_at(self))
     return object.__getattribute__(self, name)
 
 
@@ -707,70 +736,79 @@ CompactPage.__getattr__ = _page_getattr  # type: ignore[attr-defined]  # a ``Laz
 
 
 class LazyChunk:
-    """A stored chunk whose records are decoded when one of its pages is first read.
+    """A stored chunk whose pages are decoded one by one, each when first read.
 
     A warm start makes, per stored page, a ``CompactPage`` holding only its path and a
     ``LazyFields`` holding nothing (a few hundred bytes a page, from the index file's
     manifest), and decodes no record. Reading anything else of either goes through their
-    ``__getattr__`` (an unset slot) to ``fill``: the chunk's records are read again (``load``:
-    checked against the chunk's tag again, so a file changed since the start is never
-    believed) and decoded into those very objects, every page of the chunk at once, under a
-    lock, so another thread sees each slot unset or final. Then the chunk is forgotten.
-    When ``load`` fails, ``damaged(path)`` gives each page parsed again instead.
+    ``__getattr__`` (an unset slot) to ``fill(i)``: that page's record is read from the index
+    file (one ``os.pread``), checked against the digest the chunk's tagged index holds (read
+    at the start and kept: 28 bytes a page, so a file changed since the start is never
+    believed) and decoded into those very objects, under the chunk's lock, so another thread
+    sees each slot unset or final. A query that touches a few thousand pages of 100,000
+    decodes those, not every chunk they are in. When the record cannot be had or does not
+    match, ``damaged(path)`` gives the page parsed again instead.
     """
 
-    __slots__ = ("_load", "_entries", "_lock", "_unpacked", "_shared", "_damaged")
+    __slots__ = ("_index", "_region", "_entries", "_left", "_lock", "_unpacked", "_shared", "_damaged")
 
-    def __init__(self, paths: list[str], load: Any, unpacked: Unpacked, shared: dict[Any, Any], damaged: Any) -> None:
-        self._load = load  # () -> (records, BodyRegion)
+    def __init__(self, paths: list[str], index: bytes, region: BodyRegion, unpacked: Unpacked, shared: dict[Any, Any],
+                 damaged: Any) -> None:
+        if index_entries(index) != len(paths):
+            raise ValueError("a chunk index of another length than its manifest")
+        self._index, self._region = index, region
         self._unpacked, self._shared, self._damaged = unpacked, shared, damaged
         self._lock = threading.Lock()
-        entries = []
-        for path in paths:
-            page = _new(CompactPage)
-            _set_path(page, path)
-            _set_page_chunk(page, self)
-            fields = _new(LazyFields)
-            _set_fields_chunk(fields, self)
-            entries.append((page, fields))
-        self._entries: list[tuple[CompactPage, LazyFields]] | None = entries
+        entries: list[tuple[CompactPage, LazyFields] | None] = []
+        add, new = entries.append, _new
+        set_path, set_chunk, set_at = _set_path, _set_page_chunk, _set_page_at
+        set_fields_chunk, set_fields_at = _set_fields_chunk, _set_fields_at
+        for i, path in enumerate(paths):  # (100,000 pages at a warm start: each call counts)
+            page = new(CompactPage)
+            set_path(page, path)
+            set_chunk(page, self)
+            set_at(page, i)
+            fields = new(LazyFields)
+            set_fields_chunk(fields, self)
+            set_fields_at(fields, i)
+            add((page, fields))
+        self._entries: list[tuple[CompactPage, LazyFields] | None] | None = entries
+        self._left = len(entries)
 
     @property
     def pairs(self) -> list[tuple[CompactPage, LazyFields]]:
-        """The chunk's pages and fields, in record order (filled or not)."""
-        return list(self._entries or ())
+        """The chunk's pages and fields not decoded yet, in record order (all, at first)."""
+        return [entry for entry in self._entries or () if entry is not None]
 
-    def fill(self) -> None:
-        """Decode the chunk into its pages and fields (once)."""
+    def fill(self, i: int) -> None:
+        """Decode page ``i`` of the chunk into its page and fields (once)."""
         with self._lock:
             entries = self._entries
             if entries is None:
                 return
+            entry = entries[i]
+            if entry is None:
+                return
+            page, fields = entry
             collecting = gc.isenabled()
-            gc.disable()  # millions of objects that all live on: no collection can free any
+            gc.disable()  # dozens of objects that all live on: no collection can free any
             try:
                 try:
-                    records, region = self._load()
-                    if len(records) != len(entries):
-                        raise ValueError("a chunk of another length")
-                except Exception:  # noqa: BLE001 - damaged or unreadable: the pages are parsed again
-                    records = None
-                if records is not None:
-                    unpacked, shared = self._unpacked, self._shared
-                    for (page, fields), (p, f) in zip(entries, records):
-                        if p[0] != _get_path(page):
-                            records = None
-                            break
-                        decode_page(p, unpacked, shared, region, into=page)
-                        decode_fields(f, shared, region, p[0], into=fields)
-                if records is None:
-                    for page, fields in entries:
-                        self._parsed_again(page, fields)
-                for page, fields in entries:
-                    _del_page_chunk(page)
-                    _del_fields_chunk(fields)
-                self._entries = None
-                self._load = self._shared = self._unpacked = None
+                    p, f = record_at(self._index, i, self._region)
+                    if p[0] != _get_path(page):
+                        raise ValueError("a record of another page")
+                    decode_page(p, self._unpacked, self._shared, self._region, into=page)
+                    decode_fields(f, self._shared, self._region, p[0], into=fields)
+                except Exception:  # noqa: BLE001 - damaged or unreadable: the page is parsed again
+                    self._parsed_again(page, fields)
+                _del_page_chunk(page)
+                _del_fields_chunk(fields)
+                entries[i] = None
+                self._left -= 1
+                if not self._left:  # every page decoded: what they shared is theirs alone now
+                    self._entries = None
+                    self._index = b""
+                    self._shared = self._unpacked = None
             finally:
                 if collecting:
                     gc.enable()
@@ -784,6 +822,7 @@ class LazyChunk:
         made = page_fields(fresh)
         for name, setter in zip(_PAGE_FIELDS, _FIELD_SETTERS):
             setter(fields, getattr(made, name))
+
 
 _BODY = _PAGE_FIELDS.index("body_counts")
 _set_tokens = BodyCounts.__dict__["tokens"].__set__
@@ -800,3 +839,5 @@ _get_counts_path = PackedBodyCounts.__dict__["_path"].__get__
 _set_fields_chunk = LazyFields.__dict__["_chunk"].__set__
 _get_fields_chunk = LazyFields.__dict__["_chunk"].__get__
 _del_fields_chunk = LazyFields.__dict__["_chunk"].__delete__
+_set_fields_at = LazyFields.__dict__["_at"].__set__
+_get_fields_at = LazyFields.__dict__["_at"].__get__

@@ -17,7 +17,7 @@ from typing import Any
 from .compact import link_kinds, link_targets
 from .fields import PageFields
 from .model import Link, Page
-from .pathindex import PathIndex, move_keys, piece
+from .pathindex import PathIndex, Stored, move_keys, path_index, piece, positions
 
 TYPED_EDGES = ("sources", "related", "depends_on")
 
@@ -150,24 +150,35 @@ class LinkIndex:
 
     SNAPSHOT = (*LISTS, "by_path", _LINKS)
 
-    def snapshot_pieces(self, *, links: bool = True) -> Iterator[dict[str, Any]]:
+    def snapshot_pieces(self, *, links: bool = True, table: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
         """Its indexes, one piece at a time, as plain data (``from_snapshot``); with ``links``,
-        where every link resolves too (resolving all of them first if need be), last."""
-        yield {"_path_holders": ("paths", self.path_holders.settled())}
-        for name in self.LISTS[1:]:
-            yield {name: ("paths", getattr(self, name).settled())}
+        where every link resolves too (resolving all of them first if need be), last. With
+        ``table`` (the search index's path table, holding every page), its key -> paths
+        indexes are stored as positions there (``PathIndex.packed``): a few bytes a path, and
+        one ``bytes`` to unmarshal per key, not a tuple of strings."""
+        position = positions(table) if table else None
+        for name in self.LISTS:
+            index = self.path_holders if name == "_path_holders" else getattr(self, name)
+            if position is None:
+                yield {name: ("paths", index.settled())}
+                continue
+            try:
+                yield {name: ("ids", index.packed(table, position))}
+            except KeyError as exc:  # a path in no table: never, but never a broken file either
+                raise ValueError(f"{name}: path {exc} not in the path table") from None
         yield {"by_path": ("value", self.by_path)}
         yield {_LINKS: ("links", self._links_state() if links else None)}
 
     @classmethod
-    def from_snapshot(cls, pages: dict[str, Page], snapshot: dict[str, Any]) -> LinkIndex:
+    def from_snapshot(cls, pages: dict[str, Page], snapshot: dict[str, Any], table: tuple[str, ...] = ()) -> LinkIndex:
         """The index a ``snapshot_pieces`` wrote (every piece merged into one dict), over the
-        vault's ``pages``; the resolved links are restored on first need (a search never needs
-        them)."""
+        vault's ``pages`` (``table``: the path table it was packed against); each key -> paths
+        index is unmarshalled when first used, the resolved links restored on first need (a
+        search never needs them)."""
         index = cls(pages)
-        index.path_holders = PathIndex(piece(snapshot, "_path_holders", "paths"))
+        index.path_holders = path_index(snapshot, "_path_holders", table)
         for name in cls.LISTS[1:]:
-            setattr(index, name, PathIndex(piece(snapshot, name, "paths")))
+            setattr(index, name, path_index(snapshot, name, table))
         index.by_path = piece(snapshot, "by_path", "value")
         index._stored = piece(snapshot, _LINKS, "links")
         return index
@@ -264,6 +275,11 @@ class LinkIndex:
             stored, self._stored = self._stored, None
             if type(stored) is bytes:  # its piece as stored (checked, not yet unmarshalled)
                 stored = piece(marshal.loads(stored), _LINKS, "links")
+            elif isinstance(stored, Stored):  # read (and checked) only now: damaged, they are resolved again
+                try:
+                    stored = stored.value()[1]
+                except ValueError:
+                    stored = None
             if stored is not None:
                 self._restore_links(stored)
         if self._links is None:

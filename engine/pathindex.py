@@ -7,7 +7,9 @@ memory of a set per key at 10,000 pages.
 
 from __future__ import annotations
 
+import marshal
 import sys
+import threading
 from array import array
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
@@ -94,6 +96,21 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
         if type(found) is bytes:
             found = self._tuples[key] = self._unpacked(found)
         return found
+
+    @classmethod
+    def deferred(cls, stored: Stored, table: tuple[str, ...]) -> PathIndex:
+        """An index of a snapshot entry still as stored (``Stored``: ``packed`` ids against
+        ``table``, or ``paths``), unmarshalled when the index is first used: a warm start pays
+        for the indexes its requests read, not for all of them (a search reads no link name,
+        a link no body postings)."""
+        index = cls.__new__(_Deferred)
+        index._tuples = stored  # type: ignore[assignment]
+        index._plus, index._minus, index._folded = {}, {}, {}
+        index._table, index._code = table, _code(len(table))
+        return index
+
+    def _load(self) -> None:
+        """Nothing to do: a deferred index (``_Deferred``) becomes a plain one here."""
 
     @classmethod
     def from_lists(cls, lists: dict[str, list[str]]) -> PathIndex:
@@ -222,6 +239,81 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
         return f"PathIndex({dict(self.items())!r})"
 
 
+_DEFER_LOCK = threading.RLock()
+
+
+class _Deferred(PathIndex):
+    """A ``PathIndex`` whose entry is still as stored (``PathIndex.deferred``): any use
+    unmarshals it first (once, under a lock), then the object becomes a plain ``PathIndex``
+    (its class is switched: the same object, so every holder of it sees the change, and no
+    later call pays for the check)."""
+
+    __slots__ = ()
+
+    def _load(self) -> None:
+        with _DEFER_LOCK:
+            if type(self) is not _Deferred:
+                return
+            stored = self._tuples
+            assert isinstance(stored, Stored)
+            kind, value = stored.value()
+            if not isinstance(value, dict):
+                raise ValueError(f"index snapshot entry {stored.name!r} of another kind")
+            self._tuples = value
+            if kind != "ids":
+                self._table = ()
+            self.__class__ = PathIndex
+
+
+def _deferring(name: str) -> None:
+    method = getattr(PathIndex, name)
+
+    def run(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        self._load()
+        return method(self, *args, **kwargs)
+
+    run.__name__ = run.__qualname__ = name
+    run.__doc__ = method.__doc__
+    setattr(_Deferred, name, run)
+
+
+for _name in ("packed", "_unpacked", "_tuple", "add", "discard", "settled", "_fold", "count", "get", "__getitem__",
+              "__contains__", "__iter__", "__len__", "__repr__", "keys", "items", "values", "__eq__"):
+    _deferring(_name)
+
+
+class Stored:
+    """One entry of an index snapshot as its piece was stored, unmarshalled on first need
+    (``value``): the piece's bytes (``blob``, already checked against their tag), or ``read``,
+    which reads them from the index file and checks them then (raising ValueError when they do
+    not match). ``rebuild(name)``, when set, gives the entry computed again from the vault's
+    pages instead of failing: a file damaged after the start is never believed."""
+
+    __slots__ = ("name", "blob", "kinds", "read", "rebuild")
+
+    def __init__(self, name: str, blob: bytes = b"", kinds: tuple[str, ...] = ("ids", "paths", "value"),
+                 read: Any = None) -> None:
+        self.name, self.blob, self.kinds, self.read = name, blob, kinds, read
+        self.rebuild: Any = None
+
+    def value(self) -> tuple[str, Any]:
+        """``(kind, value)`` of the entry; ValueError when the piece does not hold it (and
+        nothing can rebuild it)."""
+        blob, self.blob = self.blob, b""
+        read, self.read = self.read, None
+        try:
+            if read is not None:
+                blob = read()
+            found = marshal.loads(blob).get(self.name) if blob else None
+            if not isinstance(found, tuple) or len(found) != 2 or found[0] not in self.kinds:
+                raise ValueError(f"index snapshot without {self.name!r}")
+        except (ValueError, EOFError, TypeError):
+            if self.rebuild is None:
+                raise
+            return self.rebuild(self.name)
+        return found
+
+
 _SIZE = {"H": 2, "I": 4}
 _SWAP = sys.byteorder != "little"  # packed positions are stored little-endian
 
@@ -253,6 +345,21 @@ def piece(snapshot: dict[str, Any], name: str, kind: str) -> Any:
     PathIndex's tuples, ``value`` for plain data); ValueError when it is missing or of another
     kind, as for a snapshot of another vault layout."""
     found = snapshot.get(name)
+    if isinstance(found, Stored):  # as stored: unmarshalled here
+        found.kinds = (kind,)
+        found = found.value()
     if not isinstance(found, tuple) or len(found) != 2 or found[0] != kind:
         raise ValueError(f"index snapshot without {kind} {name!r}")
     return found[1]
+
+
+def path_index(snapshot: dict[str, Any], name: str, table: tuple[str, ...] = ()) -> PathIndex:
+    """The ``PathIndex`` of a snapshot entry: ``ids`` (packed against ``table``) or ``paths``
+    (tuples); deferred (``PathIndex.deferred``) while the entry is still as stored."""
+    found = snapshot.get(name)
+    if isinstance(found, Stored):
+        found.kinds = ("ids", "paths")
+        return PathIndex.deferred(found, table)
+    if isinstance(found, tuple) and found and found[0] == "ids":
+        return PathIndex.from_packed(piece(snapshot, name, "ids"), table)
+    return PathIndex(piece(snapshot, name, "paths"))

@@ -8,12 +8,13 @@ and scoring read its containers through the vault's attributes of the same names
 from __future__ import annotations
 
 import bisect
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .fields import PageFields
 from .model import Page
-from .pathindex import PathIndex, move_keys, piece, positions
+from .pathindex import PathIndex, move_keys, path_index, piece, positions
 from .text import stem
 
 stem_word = stem.__wrapped__  # every token of a bulk build, once: not through stem's memo of recent words
@@ -161,7 +162,7 @@ class SearchIndex:
         if new:
             table = self.path_table = (*table, *new)
         position = positions(table)
-        yield {"path_table": ("value", table)}
+        yield {"path_table": ("value", tuple(map(sys.intern, table)))}  # one string a path when read (``cache``)
         for name in self.LISTS:
             try:
                 packed = getattr(self, name).packed(table, position, adopt=True)
@@ -179,7 +180,7 @@ class SearchIndex:
         if not isinstance(table, tuple):
             raise ValueError("index snapshot with a path table of another kind")
         for name in cls.LISTS:
-            setattr(index, name, PathIndex.from_packed(piece(snapshot, name, "ids"), table))
+            setattr(index, name, path_index(snapshot, name, table))
         index.stem_tokens = piece(snapshot, "stem_tokens", "value")
         index.sorted_name_tokens = piece(snapshot, "sorted_name_tokens", "value")
         index.field_lengths = piece(snapshot, "field_lengths", "value")

@@ -18,6 +18,7 @@ import functools
 import gc
 import logging
 import marshal
+import operator
 import os
 import queue
 import stat
@@ -31,16 +32,17 @@ from typing import Any
 
 from .cache import (
     LAZY_BODIES, RACY_NS, BodyFile, CacheError, CacheFile, CacheOptions, CacheWriter, cache_paths, content_hash, open_cache,
+    listed_stats,
 )
 from .compact import (
     MARSHAL_VERSION, BodyRegion, ChunkBuilder, LazyChunk, RecentBodies, Unpacked, decode_fields, decode_page, encode_fields,
-    interned_fields, piped_links, rechunk, split_chunk,
+    index_entries, interned_fields, piped_links, rechunk, record_at, split_chunk,
 )
 from .fields import PageFields, page_fields
 from .links import STORED_LINKS
 from .model import Page, Problem
 from .names import names_page, read_head
-from .pathindex import positions
+from .pathindex import Stored, positions
 from .page import parse_page
 from .vault import Vault, index_part
 from .vocabulary import VOCABULARY_FILE, Vocabulary, parse_vocabulary
@@ -81,6 +83,9 @@ def excluded(rel: str, globs: Iterable[str]) -> bool:
     return False
 
 
+_NAME = operator.attrgetter("name")  # a directory entry's name (in C: 100,000 of them at a warm start)
+
+
 def list_pages(root: str, exclude: Iterable[str] = (), *, stats: bool = False) -> Listing:
     """Every page under ``root``, sorted by path, confined to the vault.
 
@@ -101,7 +106,7 @@ def list_pages(root: str, exclude: Iterable[str] = (), *, stats: bool = False) -
             continue
         seen_dirs.add(real_dir)
         try:
-            entries = sorted(os.scandir(os.path.join(root, rel_dir) if rel_dir else root), key=lambda e: e.name)
+            entries = sorted(os.scandir(os.path.join(root, rel_dir) if rel_dir else root), key=_NAME)
         except OSError as exc:
             warnings.append(f"cannot list {rel_dir or '.'}: {exc.strerror or exc}")
             continue
@@ -338,19 +343,26 @@ class Decoder:
     def records(self, blob: bytes, keep: Sequence[int] | None = None) -> tuple[Pairs, list[Any]]:
         """The pages and fields of one whole chunk (a parse group's: bodies decoded at once; with
         ``keep``: only those positions), and the raw records kept."""
-        records_part, region = split_chunk(blob)
-        return self._decode(records_part, BodyRegion(data=region, trusted=True), keep)
+        index, region = split_chunk(blob)
+        return self._decode(index, BodyRegion(data=region, trusted=True), keep)
 
     def stored(self, stored: CacheFile, chunk: Any, keep: Sequence[int] | None = None) -> tuple[Pairs, list[Any], BodyRegion]:
         """``records`` of a chunk of the index file ``stored``, the bodies left there (read when
         a page's body is: ``compact.BodyRegion``), and the chunk's body region."""
         raw, base = stored.read_records(chunk)
         self.raw = raw
+        if index_entries(raw) != len(chunk.paths):
+            raise ValueError("a chunk index of another length than its manifest")
         if self.bodies is None or self.bodies.path != stored.path:
             self.bodies = stored.body_file()
         region = BodyRegion(read=self.bodies.read, base=base, lazy=LAZY_BODIES, recent=self.recent, damaged=self._damaged)
         pairs, records = self._decode(raw, region, keep)
         return pairs, records, region
+
+    def stored_records(self, region: BodyRegion, keep: Sequence[int]) -> list[Any]:
+        """The records at ``keep`` of the chunk ``stored`` or ``lazy`` read last (its region),
+        each checked against the chunk's index (ValueError when one does not match)."""
+        return [record_at(self.raw, i, region) for i in keep]
 
     def written(self, blob: bytes, writer: CacheWriter | None, base: int | None) -> Pairs:
         """The pages and fields of a parse group's chunk just written at ``base`` (its region's
@@ -363,32 +375,29 @@ class Decoder:
             self.written_file = writer.reader()
             if self.written_file is None:
                 return self.records(blob)[0]
-        records_part, _ = split_chunk(blob)
+        index, data = split_chunk(blob)
         region = BodyRegion(read=self.written_file.read, base=base, lazy=True, recent=self.recent, damaged=self._damaged)
-        return self._decode(records_part, region, None)[0]
+        return self._decode(index, region, None, BodyRegion(data=data, trusted=True))[0]
 
     def lazy(self, stored: CacheFile, chunk: Any) -> tuple[Pairs, BodyRegion]:
         """The pages and fields of a chunk of ``stored`` as ``compact.LazyChunk`` placeholders
-        (their paths from the manifest; the records, checked here, are decoded on first use),
-        and the chunk's region."""
+        (their paths from the manifest; the chunk's index, checked here, is kept and each page's
+        record read and decoded on first use), and the chunk's region."""
         raw, base = stored.read_records(chunk)
         self.raw = raw
         if self.bodies is None or self.bodies.path != stored.path:
             self.bodies = stored.body_file()
-        bodies = self.bodies
-        region = BodyRegion(read=bodies.read, base=base, lazy=True, recent=self.recent, damaged=self._damaged)
-
-        def load() -> tuple[list[Any], BodyRegion]:
-            again, _ = bodies.read_records(chunk)  # checked against the tag again
-            return marshal.loads(again), region
-
-        lazy = LazyChunk([entry[0] for entry in chunk.manifest], load, self.unpacked, self.shared, self._damaged)
+        region = BodyRegion(read=self.bodies.read, base=base, lazy=True, recent=self.recent, damaged=self._damaged)
+        lazy = LazyChunk(list(chunk.paths), raw, region, self.unpacked, self.shared, self._damaged)
         return lazy.pairs, region
 
-    def _decode(self, raw: Any, region: BodyRegion, keep: Sequence[int] | None) -> tuple[Pairs, list[Any]]:
-        records = marshal.loads(raw)
-        if keep is not None:
-            records = [records[i] for i in keep]
+    def _decode(self, index: Any, region: BodyRegion, keep: Sequence[int] | None,
+                source: BodyRegion | None = None) -> tuple[Pairs, list[Any]]:
+        """The pages of a chunk's ``index`` (``keep``: only those positions), their parts in
+        ``region``; the records read from ``source`` (the region itself by default)."""
+        source = source if source is not None else region
+        todo = keep if keep is not None else range(index_entries(index))
+        records = [record_at(index, i, source) for i in todo]
         unpacked, shared = self.unpacked, self.shared
         return [(decode_page(p, unpacked, shared, region), decode_fields(f, shared, region, p[0])) for p, f in records], records
 
@@ -696,6 +705,14 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
     duplicated = False
     changed = stored is None or rewrite
     for chunk in stored.chunks if stored is not None else ():
+        listed = chunk.listed
+        if listed is not None and listed.newest < stored.scan_ns - RACY_NS:  # type: ignore[union-attr]
+            # The common case, a chunk whose every file is as stored and none racy: its stats
+            # compared as bytes, with no tuple per page (its manifest is kept as it is).
+            if listed_stats(stats, listed.paths) == listed.stats and seen.isdisjoint(listed.paths):
+                seen.update(listed.paths)
+                plans.append((chunk, list(range(len(listed))), listed))
+                continue
         keep: list[int] = []
         manifest = []
         for i, (path, size, mtime_ns, ctime_ns, inode, digest) in enumerate(chunk.manifest):
@@ -728,7 +745,18 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
         # updates for what changed (each costs that page only).
         try:
             snapshot: dict[str, Any] = {}
+            if LAZY_BODIES and decoder.bodies is None:
+                decoder.bodies = stored.body_file()
             for piece, names in zip(stored.snapshot, stored.snapshot_names or [()] * len(stored.snapshot)):
+                if LAZY_BODIES and len(names) == 1:
+                    # One index: read, checked against its tag and unmarshalled when first used
+                    # (``pathindex.Stored``; the ones every vault needs at once, by ``from_snapshot``).
+                    read = functools.partial(decoder.bodies.read_piece, piece)
+                    if names == (STORED_LINKS,):  # where every link resolves
+                        snapshot[STORED_LINKS] = ("links", Stored(STORED_LINKS, kinds=("links",), read=read))
+                    else:
+                        snapshot[names[0]] = Stored(names[0], read=read)
+                    continue
                 blob = stored.read(piece)  # checked against its tag
                 if names == (STORED_LINKS,):  # where every link resolves: unmarshalled on first need
                     snapshot[STORED_LINKS] = ("links", blob)
@@ -746,8 +774,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
                     if whole:
                         blob = stored.chunk_bytes(chunk, decoder.raw)
                     else:
-                        records = marshal.loads(decoder.raw)
-                        blob = rechunk([records[i] for i in keep], region)
+                        blob = rechunk(decoder.stored_records(region, keep), region)
                     writer.add(blob, manifest)
                 advance(len(keep))
             vault = Vault.from_snapshot(pairs_all, snapshot, root, label_first=label_first)

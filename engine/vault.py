@@ -19,13 +19,14 @@ pay one attribute lookup. A part changes its containers in place and never repla
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .fields import PageFields, page_fields
 from .links import TYPED_EDGES, UNRESOLVED, LinkIndex, Resolution, link_keys, page_keys
 from .model import Link, Page
-from .pathindex import PathIndex, move_keys, piece
+from .pathindex import PathIndex, Stored, move_keys, path_index
 from .postings import PREFIX_TOKENS, SearchIndex
 from .vocabulary import EMPTY, Vocabulary
 
@@ -74,7 +75,7 @@ class PageStore:
     def from_snapshot(cls, pairs: Iterable[tuple[Page, PageFields]], snapshot: dict[str, Any]) -> PageStore:
         """The store of ``pairs`` with the index a ``snapshot_pieces`` wrote."""
         store = cls()
-        store.tag_pages = PathIndex(piece(snapshot, "tag_pages", "paths"))
+        store.tag_pages = path_index(snapshot, "tag_pages")
         store.take(pairs, {})
         return store
 
@@ -126,6 +127,13 @@ def index_part(pairs: Iterable[tuple[Page, PageFields]], position: Mapping[str, 
     for kind in _PARTS:
         part.update(kind.lists_of(pairs, position) if kind is SearchIndex else kind.lists_of(pairs))
     return part
+
+
+def _rebuilt(pages: dict[str, Page], fields: dict[str, PageFields], name: str) -> tuple[str, dict[str, tuple[str, ...]]]:
+    """The snapshot entry ``name`` (a key -> paths index) computed from the vault's pages, for
+    one found damaged when first read (``pathindex.Stored``)."""
+    lists = index_part([(page, fields[path]) for path, page in pages.items()])[name]
+    return ("paths", {key: tuple(paths) for key, paths in lists.items() if paths})
 
 
 class Vault:
@@ -271,7 +279,7 @@ class Vault:
         last): written piece by piece, the plain data of only one is made and marshalled at once."""
         yield from self.page_store.snapshot_pieces()
         yield from self.search_index.snapshot_pieces(self.pages)
-        yield from self.link_index.snapshot_pieces(links=links)
+        yield from self.link_index.snapshot_pieces(links=links, table=self.search_index.path_table)
 
     @classmethod
     def from_snapshot(
@@ -287,7 +295,11 @@ class Vault:
         if sorted(snapshot) != sorted(cls.index_names()):
             raise ValueError("index snapshot of another vault layout")
         store = PageStore.from_snapshot(pairs, snapshot)
-        built = (store, SearchIndex.from_snapshot(snapshot), LinkIndex.from_snapshot(store.pages, snapshot))
+        for name, entry in snapshot.items():  # an index read later that turns out damaged: made again
+            if isinstance(entry, Stored) and name in INDEX_NAMES:
+                entry.rebuild = functools.partial(_rebuilt, store.pages, store.fields)
+        search = SearchIndex.from_snapshot(snapshot)
+        built = (store, search, LinkIndex.from_snapshot(store.pages, snapshot, search.path_table))
         return cls(root, label_first=label_first, parts=built)
 
     # --- changing ------------------------------------------------------------------------
@@ -345,8 +357,8 @@ class Vault:
 
     def prepare(self, path: str) -> None:
         """Decode what ranking reads of page ``path`` ahead of the query that would: a warm
-        start leaves each stored chunk's records undecoded until one of its pages is read
-        (``compact.LazyChunk``), and the first query to touch a chunk pays for all its pages.
+        start leaves each stored page's record undecoded until the page is first read
+        (``compact.LazyChunk``), and the first query to touch a page pays for it.
         The language server prepares every page in idle time after a load (``lsp/idle.py``);
         answers are the same either way. Body token counts stay where they are (in the index
         file, read when a query scores the page): bringing them all in would cost ~200 MB at

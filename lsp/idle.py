@@ -2,8 +2,8 @@
 
 After the start-up scan the server has work no request is waiting for: pushing every page's
 diagnostics (``features/diagnostics.py``), and decoding what ranking reads of each page
-(``prepare_vault``, ``Vault.prepare``: a warm start leaves each stored chunk undecoded until one
-of its pages is read, which the first queries after a start would otherwise pay for). Such work runs
+(``prepare_vault``, ``Vault.prepare``: a warm start leaves each stored page undecoded until it is
+first read, which the first queries after a start would otherwise pay for). Such work runs
 in slices of at most ``SLICE`` seconds and pauses at once when a message is waiting
 (``VaultServer.input_pending``), so a request that arrives meanwhile waits for one page's work
 at most. The diagnostics push also waits until the client has been quiet for ``IDLE`` seconds

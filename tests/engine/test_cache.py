@@ -235,6 +235,53 @@ def test_records_changed_after_the_start_are_not_believed(vault, options):
 
 
 @pytest.mark.timeout(120)
+def test_a_warm_start_decodes_only_the_pages_that_are_read(vault, options):
+    from vaultlens.engine.compact import _get_page_chunk
+
+    def waiting(v) -> list[str]:  # pages whose stored record is not decoded yet
+        out = []
+        for path in v.sorted_paths():
+            try:
+                _get_page_chunk(v.pages[path])
+            except AttributeError:
+                continue
+            out.append(path)
+        return out
+
+    load(vault, options)
+    warm = load(vault, options).vault
+    paths = warm.sorted_paths()
+    assert len(paths) > 2 and waiting(warm) == paths
+    assert warm.pages[paths[1]].title == fresh(vault).pages[paths[1]].title
+    assert waiting(warm) == [paths[0], *paths[2:]]  # its chunk's other pages are left as they are
+    assert warm.fields[paths[0]] == fresh(vault).fields[paths[0]]
+    assert waiting(warm) == paths[2:]
+    assert vault_state(warm) == vault_state(fresh(vault))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", ["postings", "linkers", "(links)"])
+def test_a_snapshot_piece_damaged_after_the_start_is_made_again_and_the_file_dropped(vault, options, caplog, name):
+    load(vault, options)
+    path = Path(cache_paths(str(vault), options)[0])
+    stored = open_cache([str(path)])
+    piece = stored.snapshot[stored.snapshot_names.index((name,))]
+    stored.close()
+    warm = load(vault, options)  # nothing of the piece read yet
+    with open(path, "r+b") as fh:  # the same file, changed in place under the running vault
+        fh.seek(piece.offset + piece.length // 2)
+        byte = fh.read(1)
+        fh.seek(piece.offset + piece.length // 2)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    with caplog.at_level("WARNING", logger="vaultlens"):
+        assert vault_state(warm.vault) == vault_state(fresh(vault))
+    assert any("snapshot piece" in r.getMessage() for r in caplog.records)
+    assert not path.exists()  # dropped: the next start rebuilds it
+    assert load(vault, options).parsed == len(warm.vault)
+    assert load(vault, options).parsed == 0
+
+
+@pytest.mark.timeout(120)
 def test_a_cold_load_reads_parts_back_from_the_file_it_wrote(vault, options):
     cold = load_vault(str(vault), cache=options, workers=1)
     page = cold.vault.pages["garden/Composting.md"]
