@@ -196,7 +196,7 @@ class VectorIndex:
     def update(self, vault: Vault, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed the texts of pages that are new or changed since the cache was written;
         returns how many texts were embedded. Vectors of texts no longer in the vault are
-        dropped; the cache file is rewritten when anything changed."""
+        dropped; the cache file is rewritten when a vector was added or dropped."""
         keys: dict[str, tuple[str, ...]] = {}
         todo: dict[str, str] = {}
         for path in sorted(vault.pages):
@@ -221,9 +221,10 @@ class VectorIndex:
             stale = set(self.vectors) - live
             for key in stale:
                 del self.vectors[key]
-            changed = bool(work or stale) or keys != self.keys
+            if keys != self.keys:  # on load self.keys is empty: the file holds only vectors
+                self._matrix = None
             self.keys = keys
-            if changed:
+            if work or stale:  # rewrite the file only when its vectors changed (not per CLI call)
                 self._matrix = None
                 self._save()
         return len(work)

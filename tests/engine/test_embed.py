@@ -7,6 +7,8 @@ runs the packaged model itself when the extra is installed.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from vaultkit import build_vault
 
@@ -56,7 +58,11 @@ def test_vector_cache_is_reused_and_only_changed_pages_are_embedded(tmp_path):
     first = vaultlens.engine.embed.VectorIndex("vault", encode=letters, directory=str(tmp_path))
     embedded = first.update(vault)
     again = vaultlens.engine.embed.VectorIndex("vault", encode=letters, directory=str(tmp_path))
+    written = os.stat(again.path).st_mtime_ns
+    os.utime(again.path, ns=(written - 10**9, written - 10**9))  # a second older, to see a rewrite
     assert again.update(vault) == 0
+    assert os.stat(again.path).st_mtime_ns == written - 10**9  # nothing new: the file is not rewritten
+    assert again.rank(vault, parse_query("compost"), 10)  # the pages' keys were still taken in
     changed = build_vault({**FILES, "Worms.md": "Worms, rewritten.\n"})
     assert 0 < again.update(changed) < embedded
     assert again.rank(changed, parse_query("worms"), 10)
@@ -245,6 +251,25 @@ def test_encoding_on_two_threads_gives_the_same_bytes():
     model = MiniLM(vaultlens.engine.embed.model_folder())
     texts = [f"page {i}: " + "tasks and due dates " * (i % 7) for i in range(40)]
     assert model.encode(texts, batch_tokens=128, workers=2).tobytes() == model.encode(texts, batch_tokens=128).tobytes()
+
+
+@pytest.mark.skipif(vaultlens.engine.embed.unavailable() is not None, reason="the embeddings extra is not installed")
+@pytest.mark.timeout(120)
+def test_the_memory_mapped_weights_give_the_vectors_of_the_packed_ones():
+    """A one-shot query runs on the model file's memory map (nothing copied); bulk encoding
+    packs the dense weights first. Both give the same bytes, and a query does not pack."""
+    from vaultlens.engine.minilm import MiniLM
+
+    folder = vaultlens.engine.embed.model_folder()
+    mapped, packed = MiniLM(folder), MiniLM(folder)
+    query = "how do I set a priority on a task?"
+    first = mapped.encode([query])
+    assert not mapped._packed and isinstance(mapped.word, np.memmap)
+    packed._pack()
+    assert all(a.flags.c_contiguous for layer in packed.layers for a in layer if isinstance(a, np.ndarray))
+    assert first.tobytes() == packed.encode([query]).tobytes()
+    texts = [f"page {i}: " + "tasks and due dates " * (i % 9) for i in range(60)]  # past one batch of tokens
+    assert mapped.encode(texts).tobytes() == MiniLM(folder).encode(texts).tobytes() and mapped._packed
 
 
 @pytest.mark.skipif(vaultlens.engine.embed.unavailable() is not None, reason="the embeddings extra is not installed")
