@@ -110,7 +110,26 @@ def _field_tokens(field: str, f: PageFields, counts: BodyCounts):
 _TOKENS_SLOT = BodyCounts.__dict__["tokens"].__get__
 
 
-class TextCounts:
+class _CountsView:
+    """The reads of a ``BodyCounts`` that scoring uses (``get``, ``in``, ``isdisjoint``), made
+    from a subclass's ``count(token)``."""
+
+    __slots__ = ()
+
+    def count(self, token: str) -> int:
+        raise NotImplementedError
+
+    def get(self, token: str, default: int | None = None) -> int | None:
+        return self.count(token) or default
+
+    def __contains__(self, token: object) -> bool:
+        return isinstance(token, str) and self.count(token) > 0
+
+    def isdisjoint(self, other: Iterable[str]) -> bool:
+        return not any(self.count(t) for t in other)
+
+
+class TextCounts(_CountsView):
     """A page's body token counts read off its casefolded text: for every token, the count
     ``BodyCounts.of(tokenize(page.body))`` holds (a token is a maximal run of ``[^\\W_]`` in the
     casefolded text, so its occurrences are the matches of ``_word_pattern``; a property test
@@ -136,15 +155,6 @@ class TextCounts:
                 found = 0
             self._found[token] = found
         return found
-
-    def get(self, token: str, default: int | None = None) -> int | None:
-        return self.count(token) or default
-
-    def __contains__(self, token: object) -> bool:
-        return isinstance(token, str) and self.count(token) > 0
-
-    def isdisjoint(self, other: Iterable[str]) -> bool:
-        return not any(self.count(t) for t in other)
 
 
 @lru_cache(maxsize=4096)
@@ -188,7 +198,7 @@ def indexed_outside_body(fields: PageFields, token: str) -> bool:
     )
 
 
-class PostedCounts:
+class PostedCounts(_CountsView):
     """A page's body counts (``counts_of``) with the query's words answered from the postings
     where they tell the count exactly (``topk.Bounds.posted``): a word no posting gives the page
     is not in its body, and a term the page holds twice there (``body_twice``) is held twice.
@@ -216,15 +226,6 @@ class PostedCounts:
         if self.counts is None:
             self.counts = counts_of(self.page, self.fields)
         return self.counts.count(token)
-
-    def get(self, token: str, default: int | None = None) -> int | None:
-        return self.count(token) or default
-
-    def __contains__(self, token: object) -> bool:
-        return isinstance(token, str) and self.count(token) > 0
-
-    def isdisjoint(self, other: Iterable[str]) -> bool:
-        return not any(self.count(t) for t in other)
 
 
 TEXT_COUNTS = 4096  # pages whose ``TextCounts`` are kept (~2-5 KB each: the casefolded body)

@@ -36,22 +36,20 @@ class RequestFailed(JsonRpcException):
 
 async def wait_indexed(state: VaultState, seconds: float = INDEX_WAIT_SECONDS) -> bool:
     """Wait for the vault's start-up scan; False when it did not finish in time."""
-    if state.indexed.is_set():
-        return True
-    try:
-        await asyncio.wait_for(state.indexed.wait(), seconds)
-    except asyncio.TimeoutError:
-        return False
-    return True
+    return await _wait(state.indexed, seconds)
 
 
 async def wait_named(state: VaultState, seconds: float = INDEX_WAIT_SECONDS) -> bool:
     """Wait for every page's names (a cold start's names vault, or the full vault); False when
     they did not come in time."""
-    if state.named.is_set():
+    return await _wait(state.named, seconds)
+
+
+async def _wait(event: asyncio.Event, seconds: float) -> bool:
+    if event.is_set():
         return True
     try:
-        await asyncio.wait_for(state.named.wait(), seconds)
+        await asyncio.wait_for(event.wait(), seconds)
     except asyncio.TimeoutError:
         return False
     return True
