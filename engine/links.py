@@ -421,6 +421,12 @@ class LinkIndex:
         self._resolved()
         return set(self._incoming.get(path, ()))
 
+    def linking_among(self, path: str, among: set[str]) -> set[str]:
+        """The pages of ``among`` that link to ``path`` (``linking_pages & among``, walking the
+        smaller of the two sets, without a copy of the larger)."""
+        self._resolved()
+        return among.intersection(self._incoming.get(path, ()))
+
     def backlinks(self, path: str) -> list[tuple[str, Link]]:
         """Every (source path, link) that resolves to ``path``, sorted by source then position."""
         if path not in self.pages:

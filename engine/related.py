@@ -21,6 +21,7 @@ from .vault import TYPED_EDGES, Vault
 from .weights import RELATED_CAP, RELATED_CHANNEL_RANK, RELATED_FANOUT, RELATED_POINTS
 
 _MIN_TITLE_TOKEN = 3
+_FEW_CITERS = 64  # up to this many pages linking here, every co-citation is counted at once
 _TYPED = frozenset(TYPED_EDGES)
 
 
@@ -51,30 +52,31 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
     out_body, out_typed = _resolved_targets(vault, path)
     in_body: set[str] = set()
     in_typed: dict[str, set[str]] = defaultdict(set)
-    # co-cited and shared-link: counted in C over the neighbours' link sets; which pages make
-    # up a count is worked out again only for the hits returned (``evidence``). One pass over
-    # the pages linking here sorts them into body links and typed edges and counts what else
-    # they link to (a hub has thousands of them: no per-link work in Python).
-    citers: dict[str, set[str]] = {}  # page linking here -> the pages it links to
-    linkers = list(vault.linking_pages(path) - {path})
+    # One pass over the pages linking here sorts them into body links and typed edges, and
+    # finds those with more than RELATED_FANOUT links, which co-cite nothing (a hub has
+    # thousands of linkers: no per-link work in Python).
+    linkers = vault.linking_pages(path)
+    linkers.discard(path)
+    wide: set[str] = set()
+    fanout = 2 * RELATED_FANOUT
     for source, flat in zip(linkers, vault.outlink_flats(linkers)):  # kind, target, kind, ...
         kinds = flat[::2]
         if _TYPED.isdisjoint(kinds):
             in_body.add(source)
-        else:
-            for kind, target in zip(kinds, flat[1::2]):
-                if target == path:
-                    if kind in TYPED_EDGES:
-                        in_typed[source].add(kind)
-                    else:
-                        in_body.add(source)
-        targets = set(flat[1::2])
-        targets.discard(source)
-        if len(targets) > RELATED_FANOUT:
-            continue
-        targets.discard(path)
-        citers[source] = targets
-    cited = Counter(chain.from_iterable(citers.values()))
+        else:  # its links here, found by ``index`` (in C)
+            ends, at = flat[1::2], -1
+            for _ in range(ends.count(path)):
+                at = ends.index(path, at + 1)
+                if kinds[at] in TYPED_EDGES:
+                    in_typed[source].add(kinds[at])
+                else:
+                    in_body.add(source)
+        if len(flat) > fanout:
+            targets = set(flat[1::2])
+            targets.discard(source)
+            if len(targets) > RELATED_FANOUT:
+                wide.add(source)
+    citing = linkers - wide  # a page co-cited with this one is linked from one of these
     typed = {other: out_typed.get(other, set()) | in_typed.get(other, set()) for other in set(out_typed) | set(in_typed)}
 
     tags: dict[str, list[str]] = defaultdict(list)
@@ -97,17 +99,6 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
         linked[target] = sources
         sharing.update(sources)
 
-    def evidence(chosen: list[str]) -> dict[tuple[str, str], set[str]]:
-        """Which pages make up the co-cited and shared-link counts of the hits returned (one
-        pass over the neighbours' link sets, not one a hit)."""
-        found: dict[tuple[str, str], set[str]] = defaultdict(set)
-        wanted = set(chosen)
-        for channel, sets in (("co-cited", citers), ("shared-link", linked)):
-            for via, members in sets.items():
-                for other in wanted.intersection(members):
-                    found[channel, other].add(via)
-        return found
-
     words: dict[str, list[str]] = defaultdict(list)
     for token in sorted(vault.fields[path].title_set):
         if len(token) < _MIN_TITLE_TOKEN:
@@ -120,42 +111,83 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
                 words[other].append(token)
 
     points = RELATED_POINTS
+    cap = RELATED_CAP
+
+    def co_citers(other: str) -> set[str]:
+        """The pages linking to both (the co-cited count's members)."""
+        found = vault.linking_among(other, citing)
+        found.discard(other)
+        return found
+
+    def co_cited() -> Counter:
+        """Every co-citation count, from the link sets of the pages linking here."""
+        counts: Counter = Counter()
+        for source, flat in zip(citing, vault.outlink_flats(citing)):
+            targets = set(flat[1::2])
+            targets.discard(source)
+            targets.discard(path)
+            counts.update(targets)
+        return counts
+
+    # A few linkers: every count at once; a hub's thousands: each candidate's when reached below
+    counts = co_cited() if len(citing) <= _FEW_CITERS else None
+    count = counts.get if counts is not None else (lambda other: len(co_citers(other)))
+
     # The sum of the points matches() gives each candidate, added up without building them:
-    # first for the pages with a link, edge, tag or title word in common, then for those only
-    # co-cited or sharing a link, unless these can reach no more than the limit-th best score
-    # so far (on a hub page they are thousands, and the pages linking here outscore them).
-    scores: dict[str, int | float] = defaultdict(int)
+    # first for the pages with a link, edge, tag or title word in common (with the links they
+    # share), then their co-citations, in order of the most they can reach, until that is below
+    # the limit-th best score so far (a hub's linkers are thousands: few get that far).
+    scores: dict[str, int | float] = dict.fromkeys(in_body, points["linked-from"])
     for other in out_body:
-        scores[other] += points["links-to"]
-    for other in in_body:
-        scores[other] += points["linked-from"]
+        scores[other] = scores.get(other, 0) + points["links-to"]
     for other, predicates in typed.items():
-        scores[other] += points["typed-edge"] * len(predicates)
+        scores[other] = scores.get(other, 0) + points["typed-edge"] * len(predicates)
     for other, shared in tags.items():
-        scores[other] += points["shared-tag"] * len(shared)
+        scores[other] = scores.get(other, 0) + points["shared-tag"] * len(shared)
     worth = points["title-term"]
     for other, tokens in words.items():
-        scores[other] += worth * min(len(tokens), RELATED_CAP)
-    counted = (("co-cited", cited), ("shared-link", sharing))
-    for channel, counts in counted:
-        worth = points[channel]
-        for other in scores:
-            n = counts.get(other)
+        scores[other] = scores.get(other, 0) + worth * min(len(tokens), cap)
+    worth = points["shared-link"]
+    for other, n in sharing.items():
+        if other in scores:
+            scores[other] += worth * min(n, cap)
+    cited: dict[str, int] = {}
+    by_most: dict[int | float, list[str]] = defaultdict(list)
+    for other, value in scores.items():
+        by_most[value].append(other)
+    worth, best = points["co-cited"], []  # best: a min-heap of the limit best scores so far
+    for value in sorted(by_most, reverse=True):
+        if 0 < limit <= len(best) and value + worth * cap < best[0]:
+            break  # neither these nor any below can reach the first ``limit``
+        for other in by_most[value]:
+            n = count(other)
             if n:
-                scores[other] += worth * min(n, RELATED_CAP)
-    most = sum(points[channel] * RELATED_CAP for channel, _counts in counted)
-    if not 0 < limit <= len(scores) or heapq.nlargest(limit, scores.values())[-1] <= most:
+                cited[other] = n
+                scores[other] = value + worth * min(n, cap)
+            if len(best) < limit:
+                heapq.heappush(best, scores[other])
+            elif best and best[0] < scores[other]:
+                heapq.heapreplace(best, scores[other])
+    most = sum(points[channel] * cap for channel in ("co-cited", "shared-link"))
+    if not 0 < limit <= len(best) or best[0] <= most:
+        # the pages only co-cited or sharing a link may reach the first ``limit``: count every
+        # co-citation (and those of the candidates not reached above)
+        if counts is None:
+            counts = co_cited()
         primary = set(scores)
-        for channel, counts in counted:
-            worth = points[channel]
-            for other, n in counts.items():
-                if other not in primary:
-                    scores[other] += worth * min(n, RELATED_CAP)
+        for other, n in counts.items():
+            if other not in cited:
+                cited[other] = n
+                scores[other] = scores.get(other, 0) + worth * min(n, cap)
+        worth = points["shared-link"]
+        for other, n in sharing.items():
+            if other not in primary:
+                scores[other] = scores.get(other, 0) + worth * min(n, cap)
 
     def titles(paths: set[str]) -> str:
-        return ", ".join(sorted(vault.pages[p].title for p in paths)[:RELATED_CAP])
+        return ", ".join(sorted(vault.pages[p].title for p in paths)[:cap])
 
-    def matches(other: str, made_of: dict[tuple[str, str], set[str]]) -> tuple[Match, ...]:
+    def matches(other: str) -> tuple[Match, ...]:
         found: list[Match] = []
         if other in out_body:
             found.append(Match("links-to", "", 1, points["links-to"]))
@@ -167,16 +199,15 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
             found.append(Match("shared-tag", tag, 1, points["shared-tag"]))
         if cited.get(other):
             n = cited[other]
-            found.append(Match("co-cited", "", n, points["co-cited"] * min(n, RELATED_CAP), "", titles(made_of["co-cited", other])))
+            found.append(Match("co-cited", "", n, points["co-cited"] * min(n, cap), "", titles(co_citers(other))))
         if sharing.get(other):
             n = sharing[other]
-            found.append(Match("shared-link", "", n, points["shared-link"] * min(n, RELATED_CAP), "", titles(made_of["shared-link", other])))
+            made_of = {via for via, members in linked.items() if other in members}
+            found.append(Match("shared-link", "", n, points["shared-link"] * min(n, cap), "", titles(made_of)))
         if other in words:
             tokens = words[other]
             n = len(tokens)
-            found.append(
-                Match("title-term", tokens[0], n, points["title-term"] * min(n, RELATED_CAP), "", " ".join(tokens))
-            )
+            found.append(Match("title-term", tokens[0], n, points["title-term"] * min(n, cap), "", " ".join(tokens)))
         return tuple(sorted(found, key=lambda m: (-m.points, RELATED_CHANNEL_RANK[m.channel], m.term, m.via)))
 
     order = lambda other: (-scores[other], vault.pages[other].title.casefold(), other)  # noqa: E731
@@ -186,9 +217,8 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
     else:
         chosen = sorted(scores, key=order)
     hits = []
-    made_of = evidence(chosen)
     for other in chosen:
-        matched = matches(other, made_of)
+        matched = matches(other)
         hits.append(Hit(vault.pages[other], matched, sum(m.points for m in matched), ""))
     return tuple(hits)
 

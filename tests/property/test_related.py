@@ -1,17 +1,21 @@
 """``related(vault, path, limit)`` gives the first ``limit`` of its full ranking (``limit`` 0).
 
 On a hub, pages that are only co-cited or share a link are skipped when they cannot reach the
-``limit``-th best score (``engine.related``); these random vaults, where pages link to a few
-shared targets, tag each other and carry typed edges, check that skipping them never changes
-the hits, their order or their reasons.
+``limit``-th best score, and the candidates' co-citations are counted one by one, best bound
+first, only while they can still reach it (``engine.related``); these random vaults, where pages
+link to a few shared targets, tag each other and carry typed edges, check that skipping them
+never changes the hits, their order or their reasons, with the co-citations counted either way
+(all at once for a page with few linkers, one candidate at a time for a hub's).
 """
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from vaultkit import build_vault
 
+from vaultlens.engine import related as related_module
 from vaultlens.engine.related import related
 
 NAMES = [f"p{i}" for i in range(12)]
@@ -39,11 +43,24 @@ def described(hits) -> list[tuple]:
 
 
 @settings(max_examples=150)
-@given(vaults, st.integers(1, 4))
-def test_related_with_a_limit_is_the_top_of_the_full_ranking(files, limit):
+@given(vaults, st.integers(1, 4), st.booleans())
+def test_related_with_a_limit_is_the_top_of_the_full_ranking(files, limit, one_by_one):
     vault = build_vault(files)
-    for path in sorted(vault.pages):
-        assert described(related(vault, path, limit)) == described(related(vault, path, 0)[:limit])
+    with pytest.MonkeyPatch.context() as mp:
+        if one_by_one:  # as on a hub: each candidate's co-citations counted when it is reached
+            mp.setattr(related_module, "_FEW_CITERS", 0)
+        for path in sorted(vault.pages):
+            assert described(related(vault, path, limit)) == described(related(vault, path, 0)[:limit])
+
+
+@settings(max_examples=150)
+@given(vaults, st.integers(0, 4))
+def test_co_citations_counted_one_by_one_or_all_at_once_agree(files, limit):
+    vault = build_vault(files)
+    at_once = {path: described(related(vault, path, limit)) for path in sorted(vault.pages)}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(related_module, "_FEW_CITERS", 0)
+        assert {path: described(related(vault, path, limit)) for path in sorted(vault.pages)} == at_once
 
 
 def hub_vault(extra_citers_of_t1: int) -> dict[str, str]:
