@@ -169,7 +169,19 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
             elif best and best[0] < scores[other]:
                 heapq.heapreplace(best, scores[other])
     most = sum(points[channel] * cap for channel in ("co-cited", "shared-link"))
-    if not 0 < limit <= len(best) or best[0] <= most:
+    only_cited = points["co-cited"] * cap  # the most a page only co-cited can earn
+    if 0 < limit <= len(best) and only_cited < best[0] <= most and counts is None:
+        # of the pages neither linked nor tagged, only those sharing a link may reach the
+        # first ``limit``: their co-citations, one by one
+        worth_shared = points["shared-link"]
+        for other, n in sharing.items():
+            if other not in scores and worth_shared * min(n, cap) + only_cited >= best[0]:
+                value = worth_shared * min(n, cap)
+                n = count(other)
+                if n:
+                    cited[other] = n
+                scores[other] = value + worth * min(n, cap)
+    elif not 0 < limit <= len(best) or best[0] <= most:
         # the pages only co-cited or sharing a link may reach the first ``limit``: count every
         # co-citation (and those of the candidates not reached above)
         if counts is None:
