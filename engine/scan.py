@@ -470,14 +470,21 @@ def serve_worker() -> None:  # pragma: no cover - runs in worker processes
             os._exit(0)
 
 
-def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.SimpleQueue, task, close: bool = True) -> None:
+def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.SimpleQueue, task, close: bool = True,
+                ahead: threading.Semaphore | None = None) -> None:
     """Feed one worker groups from ``todo`` until none are left; results (or None) go to ``done``;
-    then end the worker (its input closed) unless not ``close``."""
+    then end the worker (its input closed) unless not ``close``. ``ahead``: taken before each
+    group is sent (the reader gives it back as it takes each result), so that only so many
+    results wait in ``done``."""
     try:
         while True:
+            if ahead is not None:
+                ahead.acquire()
             try:
                 i = todo.get_nowait()
             except queue.Empty:
+                if ahead is not None:
+                    ahead.release()
                 return
             request = marshal.dumps(task(i), MARSHAL_VERSION)
             try:
@@ -551,7 +558,12 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
             for i in range(len(groups)):
                 todo.put(i)
             keep = names and started is not None
-            threads = [threading.Thread(target=_run_worker, args=(p, todo, done, task, not keep), daemon=True)
+            # Results wait in ``done`` until this thread takes them: when it is slower than the
+            # workers (it merges every group, and shares the CPUs with them), a group's records
+            # (its bodies: ~1 MB) would pile up there, tens of them at 10,000 pages: a worker
+            # is at most one group ahead of what is taken.
+            ahead = threading.Semaphore(2 * len(procs))
+            threads = [threading.Thread(target=_run_worker, args=(p, todo, done, task, not keep, ahead), daemon=True)
                        for p in procs]
             for t in threads:
                 t.start()
@@ -559,6 +571,7 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
                 while True:
                     try:
                         i, result = done.get(timeout=0.5)
+                        ahead.release()
                         break
                     except queue.Empty:
                         if not any(t.is_alive() for t in threads) and done.empty():
