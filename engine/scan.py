@@ -529,8 +529,8 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
                  workers: int | None = None, position: dict[str, bytes] | None = None,
                  started: list[subprocess.Popen] | None = None, names: bool = False,
                  ) -> Iterator[tuple[bytes, dict[str, Any], Manifest, int]]:
-    """Parse pages in groups: ``parse_group``'s ``(records, part, manifest)`` and the number of
-    pages asked for, as each group is done; with ``position`` (every path's position bytes in
+    """Parse pages in groups: ``parse_group``'s ``(records, part, manifest)`` (``names_group``'s
+    with ``names``) and the number of pages asked for, as each group is done; with ``position`` (every path's position bytes in
     the vault's path table), the parts' postings are packed against that table.
 
     With two or more workers the groups go to worker processes (``python -I`` running
