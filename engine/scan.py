@@ -36,7 +36,7 @@ from .cache import (
 )
 from .compact import (
     MARSHAL_VERSION, BodyRegion, ChunkBuilder, LazyChunk, RecentBodies, Unpacked, decode_fields, decode_page, encode_fields,
-    index_entries, interned_fields, piped_links, rechunk, record_at, split_chunk,
+    encode_page, index_entries, interned_fields, piped_links, rechunk, record_at, split_chunk,
 )
 from .fields import PageFields, page_fields
 from .links import STORED_LINKS
@@ -305,26 +305,34 @@ def parse_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, 
     return chunk.blob(), index_part(pairs, position), tuple(manifest)
 
 
-_NO_TOKENS: frozenset[str] = frozenset()
-
-
 def names_group(root: str, rels: Sequence[str], stats: Sequence[tuple[int, int, int, int] | None], label_first: bool,
-                positions: Sequence[bytes] | None = None) -> tuple[bytes, dict[str, Any], Manifest]:
+                positions: Sequence[bytes] | None = None) -> tuple[list[Any], dict[str, Any], Manifest]:
     """``parse_group`` for a cold load's names pass: each page by its frontmatter's names alone
-    (``engine.names``), records and part as ``parse_group``'s; nothing to store (no manifest)."""
-    chunk = ChunkBuilder()
+    (``engine.names``), and the part as ``parse_group``'s; nothing to store (no manifest), so
+    the records are plain ``(compact.encode_page, encode_fields)`` pairs in a list (no chunk,
+    no digests: ``Decoder.plain``), sent in the same ``marshal`` as the part.
+
+    Equal values of the group's pages are made one object here (the empty sets, the lengths, a
+    title that is the file name), and the part's keys are the records' own interned tokens, so
+    that one ``marshal`` sends each once and the server makes one object of it: the names vault
+    lives beside the full one while that is built (100,000 pages: hundreds of MB).
+    """
+    records: list[Any] = []
     pairs: Pairs = []
+    same: dict[Any, Any] = {}
+    one = same.setdefault
     for rel, stat in zip(rels, stats):
         size = stat[0] if stat is not None else -1
         page = names_page(rel, read_head(os.path.join(root, rel), size), size, label_first=label_first)
         interned: list[Any] = []
-        record = encode_fields(page_fields(page), interned)
-        # A names page's empty sets (aliases, tags, headings: 200+ bytes each) as one object, which
-        # marshal then sends once: the names vault lives beside the full one while that is built.
-        chunk.add(page, tuple(_NO_TOKENS if type(v) is frozenset and not v else v for v in record))
+        fields = tuple([one(v, v) for v in encode_fields(page_fields(page), interned)])
+        record = encode_page(page)
+        if record[1] == record[2]:  # title and file name: one string
+            record = (record[0], record[2], *record[2:])
+        records.append((record, fields))
         pairs.append((page, interned_fields(interned)))
     position = dict(zip(rels, positions)) if positions is not None else None
-    return chunk.blob(), index_part(pairs, position), ()
+    return records, index_part(pairs, position), ()
 
 
 class Decoder:
@@ -339,6 +347,11 @@ class Decoder:
         self.bodies: BodyFile | None = None  # the index file read, once a chunk of it is decoded
         self.raw = b""  # the records of the chunk ``stored`` read last, as checked
         self.written_file: BodyFile | None = None  # the index file being written (``written``)
+
+    def plain(self, records: list[Any]) -> Pairs:
+        """The pages and fields of ``names_group``'s plain records (each holding its own body)."""
+        unpacked, shared = self.unpacked, self.shared
+        return [(decode_page(p, unpacked, shared), decode_fields(f, shared, None, p[0])) for p, f in records]
 
     def records(self, blob: bytes, keep: Sequence[int] | None = None) -> tuple[Pairs, list[Any]]:
         """The pages and fields of one whole chunk (a parse group's: bodies decoded at once; with
@@ -457,14 +470,21 @@ def serve_worker() -> None:  # pragma: no cover - runs in worker processes
             os._exit(0)
 
 
-def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.SimpleQueue, task, close: bool = True) -> None:
+def _run_worker(proc: subprocess.Popen, todo: queue.SimpleQueue, done: queue.SimpleQueue, task, close: bool = True,
+                ahead: threading.Semaphore | None = None) -> None:
     """Feed one worker groups from ``todo`` until none are left; results (or None) go to ``done``;
-    then end the worker (its input closed) unless not ``close``."""
+    then end the worker (its input closed) unless not ``close``. ``ahead``: taken before each
+    group is sent (the reader gives it back as it takes each result), so that only so many
+    results wait in ``done``."""
     try:
         while True:
+            if ahead is not None:
+                ahead.acquire()
             try:
                 i = todo.get_nowait()
             except queue.Empty:
+                if ahead is not None:
+                    ahead.release()
                 return
             request = marshal.dumps(task(i), MARSHAL_VERSION)
             try:
@@ -509,8 +529,8 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
                  workers: int | None = None, position: dict[str, bytes] | None = None,
                  started: list[subprocess.Popen] | None = None, names: bool = False,
                  ) -> Iterator[tuple[bytes, dict[str, Any], Manifest, int]]:
-    """Parse pages in groups: ``parse_group``'s ``(records, part, manifest)`` and the number of
-    pages asked for, as each group is done; with ``position`` (every path's position bytes in
+    """Parse pages in groups: ``parse_group``'s ``(records, part, manifest)`` (``names_group``'s
+    with ``names``) and the number of pages asked for, as each group is done; with ``position`` (every path's position bytes in
     the vault's path table), the parts' postings are packed against that table.
 
     With two or more workers the groups go to worker processes (``python -I`` running
@@ -538,7 +558,12 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
             for i in range(len(groups)):
                 todo.put(i)
             keep = names and started is not None
-            threads = [threading.Thread(target=_run_worker, args=(p, todo, done, task, not keep), daemon=True)
+            # Results wait in ``done`` until this thread takes them: when it is slower than the
+            # workers (it merges every group, and shares the CPUs with them), a group's records
+            # (its bodies: ~1 MB) would pile up there, tens of them at 10,000 pages: a worker
+            # is at most one group ahead of what is taken.
+            ahead = threading.Semaphore(2 * len(procs))
+            threads = [threading.Thread(target=_run_worker, args=(p, todo, done, task, not keep, ahead), daemon=True)
                        for p in procs]
             for t in threads:
                 t.start()
@@ -546,6 +571,7 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
                 while True:
                     try:
                         i, result = done.get(timeout=0.5)
+                        ahead.release()
                         break
                     except queue.Empty:
                         if not any(t.is_alive() for t in threads) and done.empty():
@@ -812,12 +838,16 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
         position = positions(table)
         slow = _slow_bodies()
         started: list[subprocess.Popen] | None = None
+        named: dict[str, PageFields] = {}  # the names vault's fields, while the full vault is built
         if on_names is not None:
             unread = len(table) - (0 if duplicated else sum(len(keep) for _chunk, keep, _manifest in plans))
             if unread >= NAMES_MIN_PAGES or slow:
                 started = start_workers(unread, workers)  # they start up while the names are read
                 try:
-                    on_names(names_vault(root, listing, label_first, workers, started))
+                    early = names_vault(root, listing, label_first, workers, started)
+                    named = early.fields  # what the full pages share of it (``share_names``)
+                    on_names(early)
+                    del early
                 except Exception:  # noqa: BLE001 - the names come first to save time, and the full load follows anyway
                     log.exception("the names pass of %s failed", root)
 
@@ -848,10 +878,13 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
                 base = writer.add(records_blob, manifest) if writer is not None and manifest else None
                 pairs = decoder.written(records_blob, writer, base)  # bodies left in the written file
                 del records_blob
+                if named:
+                    share_names(pairs, named)
                 advance(n)
                 yield pairs, part
 
         vault = Vault.from_parts(groups(), root, label_first=label_first, table=table)
+        named = {}
         from_cache, parsed = counts["from_cache"], counts["parsed"]
     if parsed:
         release_free_memory()  # what parsing left free, before the snapshot's pieces are made
@@ -874,12 +907,31 @@ def names_vault(root: str, listing: Listing, label_first: bool, workers: int | N
     running, or as ``parse_groups`` would); the vault's vocabulary read too."""
     decoder = Decoder(root, label_first)
     position = positions(listing.paths)
-    parts = ((decoder.records(blob)[0], part)
-             for blob, part, _manifest, _n in parse_groups(root, listing.paths, listing.stats, label_first, workers,
+    parts = ((decoder.plain(records), part)
+             for records, part, _manifest, _n in parse_groups(root, listing.paths, listing.stats, label_first, workers,
                                                           position, started, names=True))
     vault = Vault.from_parts(parts, root, label_first=label_first, table=listing.paths)
     vault.set_vocabulary(load_vocabulary(root))
     return vault
+
+
+_NAMED_FIELDS = ("title_tokens", "title_set", "alias_tokens", "alias_set", "path_tokens", "file_tokens", "leaf_tokens")
+_NAMED_SLOTS = tuple((name, PageFields.__dict__[name].__get__, PageFields.__dict__[name].__set__) for name in _NAMED_FIELDS)
+
+
+def share_names(pairs: Pairs, named: dict[str, PageFields]) -> None:
+    """Give the full pages' fields the names vault's objects for the values they hold alike
+    (title, alias, path and file-name tokens), in place: the names vault is live until the full
+    vault replaces it, so equal values made twice would be held twice until then, and the
+    full vault's own copies are freed at once instead (~700 bytes a page)."""
+    for page, fields in pairs:
+        early = named.get(page.path)
+        if early is None or type(fields) is not PageFields:
+            continue
+        for _name, get, put in _NAMED_SLOTS:
+            mine, theirs = get(fields), get(early)
+            if mine is not theirs and mine == theirs:
+                put(fields, theirs)
 
 
 def _slow_bodies() -> float:

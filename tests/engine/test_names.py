@@ -115,3 +115,18 @@ def test_a_warm_load_hands_over_no_names_vault(tmp_path: Path, monkeypatch: pyte
     assert len(seen) == 1
     load_vault(str(root), cache=options, workers=1, on_names=seen.append)
     assert len(seen) == 1
+
+
+def test_the_full_pages_share_what_they_hold_alike_with_the_names_vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Both vaults are held until the full one is swapped in: equal names are kept once, not twice.
+    root = write_vault(tmp_path / "v", FILES)
+    monkeypatch.setenv("VAULTLENS_TEST_SLOW_BODIES", "0.001")
+    seen = []
+    handed = load_vault(str(root), cache=CacheOptions(enabled=False), workers=1, on_names=seen.append)
+    for path in ("Compost.md", "Soil.md", "deep/Notes.md"):
+        full, early = handed.vault.fields[path], seen[0].fields[path]
+        assert full.title_set is early.title_set and full.path_tokens is early.path_tokens
+        assert full.title_tokens is early.title_tokens and full.alias_set is early.alias_set
+    names_pass = list_pages(str(root), stats=True)
+    assert vault_state(handed.vault) == vault_state(load_vault(str(root), cache=CacheOptions(enabled=False), workers=1).vault)
+    assert sorted(seen[0].pages) == sorted(names_pass.paths)
