@@ -238,14 +238,28 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
         cache = CacheOptions.from_env(settings.cache_enabled, settings.cache_location)
         loaded = await asyncio.to_thread(
             load_vault, state.root, exclude=state.exclude, link_order=settings.link_order, cache=cache,
-            progress=progress, on_names=on_names,
+            progress=progress, on_names=on_names, check_later=True,
         )
-        for warning in loaded.listing.warnings:
-            log.warning("%s", warning)
         held = [state.vault] if state.partial else []  # the names vault, freed off the loop (below)
         state.swap_in(loaded.vault, lambda rel: _buffer_text(ls, state, rel))
         if held:
             ls.index_tasks.append(asyncio.ensure_future(asyncio.to_thread(_drop, held)))
+        if loaded.unchecked:
+            # The index as stored answers at once (what the names answer on a cold start); once the
+            # first requests are answered (``idle.quiet``: 2 s at most), the files are listed and the
+            # pages changed since it was stored are read again as disk events, before anything
+            # waiting for the whole vault goes on.
+            state.named.set()
+            await idle.quiet(ls)
+            changed = await asyncio.to_thread(loaded.check)
+            for i, rel in enumerate(changed):
+                if load_id != state.load_id:
+                    break  # superseded (settings changed meanwhile): that load reads the files anew
+                state.disk_changed(rel)
+                if i % 100 == 99:
+                    await asyncio.sleep(0)  # a few hundred changed pages: keep answering meanwhile
+        for warning in loaded.listing.warnings:
+            log.warning("%s", warning)
         for warning in (*loaded.vault.vocabulary.warnings, *state.warnings):
             ls.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=warning))
         log.info(
