@@ -615,11 +615,8 @@ class LoadedVault:
         pending, self._unchecked = self._unchecked, None
         if pending is None:
             return ()
-        root, exclude, link_order, cache, chunks, stored_scan_ns = pending
-        found = None
-        if len(self.vault) >= CHECK_WORKER_MIN_PAGES and _worker_count(len(self.vault), None) > 1:
-            # in a process of its own, on another core: this one keeps the interpreter lock
-            found = _check_in_worker(root, exclude, chunks, stored_scan_ns)
+        root, exclude, link_order, cache, chunks, stored_scan_ns, worker = pending
+        found = worker.result() if worker is not None else None
         if found is None:
             found = compare_listing(root, exclude, chunks, stored_scan_ns)
         changed, differs, warnings = found
@@ -627,6 +624,17 @@ class LoadedVault:
         if differs:
             self._recommit = functools.partial(load_vault, root, exclude=exclude, link_order=link_order, cache=cache)
         return tuple(changed)
+
+    def apply(self, changed: Iterable[str]) -> None:
+        """Read the pages ``check`` named again from disk into the vault, as a checked load does
+        (the stale pages dropped first, then those whose file is a page read again, in order)."""
+        vault, changed = self.vault, sorted(changed)
+        for rel in changed:
+            vault.remove(rel)
+        for rel in changed:
+            page = load_page(vault.root or "", rel, label_first=vault.label_first)
+            if page is not None:
+                vault.upsert(page)
 
     def commit(self) -> str | None:
         """Write the updated persistent index, if anything changed; returns its path.
@@ -713,12 +721,19 @@ def _load_vault(root: str, exclude: Iterable[str], link_order: str, cache: Cache
         stored.close()
         stored = None
     if check_later and stored is not None and not (link_order == "auto" and not stored.detected):
+        exclude = tuple(exclude)
+        worker = None
+        n_stored = sum(len(chunk.paths) for chunk in stored.chunks)
+        if n_stored >= CHECK_WORKER_MIN_PAGES and _worker_count(n_stored, None) > 1:
+            worker = _CheckWorker.start(root, exclude, stored.chunks, stored.scan_ns)
         try:
             unchecked = _load_unchecked(root, stored, progress)
         finally:
             stored.close()
+        if unchecked is None and worker is not None:
+            worker.cancel()
         if unchecked is not None:
-            unchecked._unchecked = (root, tuple(exclude), link_order, options, stored.chunks, stored.scan_ns)
+            unchecked._unchecked = (root, exclude, link_order, options, stored.chunks, stored.scan_ns, worker)
             unchecked.detected = link_order == "auto"
             unchecked.vault.set_vocabulary(load_vocabulary(root))
             return unchecked
@@ -818,37 +833,60 @@ def check_group(root: str, exclude: Sequence[str], stored: tuple[int, list[tuple
     return compare_listing(root, exclude, chunks, stored_scan_ns)
 
 
-def _check_in_worker(root: str, exclude: Sequence[str], chunks: Sequence[Any], stored_scan_ns: int,
-                     ) -> tuple[tuple[str, ...], bool, tuple[str, ...]] | None:
-    """``compare_listing`` in a worker process of its own (the caller's thread only waits, so the
-    process it runs in keeps answering meanwhile, on the other core); None when it cannot."""
-    try:
-        request = marshal.dumps((root, tuple(exclude), (stored_scan_ns, [chunk.listed.stored() for chunk in chunks]),
-                                 False, None, "check"), MARSHAL_VERSION)
-        proc = subprocess.Popen([sys.executable, "-I", "-c", _WORKER_CODE], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=None, close_fds=True)
-    except (OSError, ValueError, AttributeError) as exc:
-        log.info("listing check worker unavailable: %s", exc)
-        return None
-    try:
-        proc.stdin.write(len(request).to_bytes(8, "little") + request)  # type: ignore[union-attr]
-        proc.stdin.close()  # type: ignore[union-attr]
-        head = proc.stdout.read(8)  # type: ignore[union-attr]
-        reply = marshal.loads(proc.stdout.read(int.from_bytes(head, "little")))  # type: ignore[union-attr]
-    except (OSError, ValueError, EOFError, TypeError) as exc:
-        log.warning("listing check worker %s failed: %s", proc.pid, exc)
-        return None
-    finally:
+class _CheckWorker:
+    """``compare_listing`` in a worker process of its own, started as soon as the index's header
+    is read (``load_vault(check_later=True)``), so the listing runs on another core while this
+    process loads and answers; ``result`` waits for it (the caller's thread only waits)."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+
+    @classmethod
+    def start(cls, root: str, exclude: Sequence[str], chunks: Sequence[Any], stored_scan_ns: int) -> _CheckWorker | None:
+        """The worker, started with its request; None when it cannot start."""
         try:
-            proc.stdout.close()  # type: ignore[union-attr]
+            request = marshal.dumps((root, tuple(exclude), (stored_scan_ns, [chunk.listed.stored() for chunk in chunks]),
+                                     False, None, "check"), MARSHAL_VERSION)
+            proc = subprocess.Popen([sys.executable, "-I", "-c", _WORKER_CODE], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=None, close_fds=True)
+        except (OSError, ValueError, AttributeError) as exc:
+            log.info("listing check worker unavailable: %s", exc)
+            return None
+        try:
+            proc.stdin.write(len(request).to_bytes(8, "little") + request)  # type: ignore[union-attr]
+            proc.stdin.close()  # type: ignore[union-attr]
+        except OSError as exc:
+            log.info("listing check worker unavailable: %s", exc)
+            cls(proc).cancel()
+            return None
+        return cls(proc)
+
+    def result(self) -> tuple[tuple[str, ...], bool, tuple[str, ...]] | None:
+        """``compare_listing``'s answer, or None when the worker failed (then check in-process)."""
+        proc = self.proc
+        try:
+            head = proc.stdout.read(8)  # type: ignore[union-attr]
+            reply = marshal.loads(proc.stdout.read(int.from_bytes(head, "little")))  # type: ignore[union-attr]
+        except (OSError, ValueError, EOFError, TypeError) as exc:
+            log.warning("listing check worker %s failed: %s", proc.pid, exc)
+            return None
+        finally:
+            self.cancel()
+        if not reply[0]:
+            log.warning("listing check worker %s: %s", proc.pid, reply[1])
+            return None
+        changed, differs, warnings = reply[1:]
+        return tuple(changed), bool(differs), tuple(warnings)
+
+    def cancel(self) -> None:
+        """End the worker (done, or no longer wanted)."""
+        try:
+            self.proc.stdout.close()  # type: ignore[union-attr]
         except OSError:
             pass
-        proc.wait()
-    if not reply[0]:
-        log.warning("listing check worker %s: %s", proc.pid, reply[1])
-        return None
-    changed, differs, warnings = reply[1:]
-    return tuple(changed), bool(differs), tuple(warnings)
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
 
 
 def _plan(root: str, stats: dict[str, tuple[int, int, int, int]], chunks: Sequence[Any], stored_scan_ns: int,
