@@ -888,6 +888,12 @@ class _CheckWorker:
             self.proc.kill()
         self.proc.wait()
 
+    def __del__(self) -> None:  # a load dropped unchecked: no worker left writing to a pipe nobody reads
+        try:
+            self.cancel()
+        except Exception:  # noqa: BLE001 - at interpreter exit anything may be gone
+            pass
+
 
 def _plan(root: str, stats: dict[str, tuple[int, int, int, int]], chunks: Sequence[Any], stored_scan_ns: int,
           scan_ns: int, changed: bool) -> tuple[list[tuple[Any, list[int], Any]], set[str], list[str], bool, bool]:

@@ -58,7 +58,9 @@ async def test_pages_changed_while_no_server_ran_are_served_once_indexed(tmp_pat
     [stored] = index_files(cache)
     written = stored.stat().st_mtime_ns
 
-    (vault / "garden" / "Composting.md").write_text("---\ntitle: Vermicomposting\n---\n# Vermicomposting\n\nWorms only.\n", encoding="utf-8")
+    (vault / "garden" / "Composting.md").write_text(
+        "---\ntitle: Vermicomposting\n---\n# Vermicomposting\n\nWorms only.\n", encoding="utf-8"
+    )
     (vault / "Mulch Notes.md").write_text("# Mulch Notes\n\nStraw over the beds.\n", encoding="utf-8")
     (vault / "Home.md").unlink()
 
