@@ -183,6 +183,12 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
     (``state.named``); whatever needs bodies, the link graph or tags waits for the full vault
     (``state.indexed``), and no diagnostic is published before it. One progress report covers
     both: the names pass as its first ``NAMES_SHARE`` per cent, the full parse the rest.
+
+    A warm load is the persistent index as stored, before the files are listed
+    (``load_vault(check_later=True)``): it is swapped in and ``state.named`` set at once; once the
+    first requests are answered (``idle.quiet``) the listing is compared with it
+    (``LoadedVault.check``) and the pages changed since are read again as disk events; only then
+    is the vault indexed (``state.indexed``, the progress end, diagnostics).
     """
     if state.indexed.is_set() or not state.begin_load():
         return
