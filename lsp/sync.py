@@ -193,6 +193,7 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
     if state.indexed.is_set() or not state.begin_load():
         return
     token = None
+    prepared = False  # the idle preparation of the pages started (a warm load: at once)
     if get_capability(ls.client_capabilities, "window.work_done_progress", False):
         token = f"vaultlens-index-{uuid.uuid4().hex[:8]}"
         try:
@@ -256,6 +257,8 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
             # pages changed since it was stored are read again as disk events, before anything
             # waiting for the whole vault goes on.
             state.named.set()
+            idle.on_indexed(ls, state)  # decoding pages between requests: the same vault, checked in place
+            prepared = True
             await idle.quiet(ls)
             changed = await asyncio.to_thread(loaded.check)
             for i, rel in enumerate(changed):
@@ -285,7 +288,8 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
         state.named.set()
         if token:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(state.vault)} pages indexed"))
-        idle.on_indexed(ls, state)
+        if not prepared:
+            idle.on_indexed(ls, state)
         diagnostics_push.on_indexed(ls, state)
 
 
