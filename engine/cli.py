@@ -19,7 +19,7 @@ from .operation import Operation, Param, Source, check_object, disk_source
 from .ops import ADD, BY_NAME, OPERATIONS, WRITES
 from .query import RANKS
 from .render import dumps
-from .scan import open_vault
+from .scan import load_vault, open_vault
 
 EXIT_USAGE = 2
 FORMATS = ("text", "plain", "json")
@@ -220,18 +220,54 @@ def _source(args: argparse.Namespace) -> Source:
     """The vault the command names, opened, with its pages' files read from disk."""
     root = resolve_vault(args.vault)
     vault, _listing = _open(args, root)
+    return _disk_source(vault, root)
+
+
+def _disk_source(vault, root: str) -> Source:
     for warning in vault.vocabulary.warnings:  # as the servers log them: synonyms are partly off
         sys.stderr.write(f"vaultlens: warning: {warning}\n")
     return disk_source(vault, root, _Vectors(vault).get)
 
 
+def _answer(op: Operation, args: argparse.Namespace) -> tuple[Any, Any]:
+    """The payload of a read-only operation, and the load to commit once it is printed.
+
+    The persistent index answers before the vault is listed (``load_vault(check_later=True)``;
+    from 20,000 pages the listing runs in a worker process meanwhile); then the files are
+    compared with it, and when any page changed since it was stored, those pages are read again
+    and the operation runs again. So the answer printed is always the checked vault's."""
+    root = resolve_vault(args.vault)
+    options = CacheOptions.from_env(enabled=not getattr(args, "no_cache", False))
+    loaded = load_vault(root, cache=options, check_later=True)
+    source = _disk_source(loaded.vault, root)
+    arguments = _arguments(op, args)
+    payload: Any = None
+    answered = False
+    try:
+        payload, answered = op.run(source, **arguments), True
+    except Exception:  # noqa: BLE001 - said by the run on the checked vault, if it fails there too
+        pass
+    changed = loaded.check()
+    if changed or not answered:
+        loaded.apply(changed)
+        try:
+            payload = op.run(source, **arguments)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    return payload, loaded
+
+
 def run_operation(op: Operation, args: argparse.Namespace) -> int:
     """``vaultlens NAME …``: the operation's result object as JSON (``--json``) or as lines."""
-    source = _source(args)
-    try:
-        payload = op.run(source, **_arguments(op, args))
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    loaded = None
+    if op in OPERATIONS:  # read-only: answered from the index while the listing is checked
+        payload, loaded = _answer(op, args)
+    else:
+        source = _source(args)
+        try:
+            payload = op.run(source, **_arguments(op, args))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     note = op.note(payload)
     if note:
         sys.stderr.write(f"vaultlens: {note}\n")
@@ -241,6 +277,9 @@ def run_operation(op: Operation, args: argparse.Namespace) -> int:
     else:
         for line in (op.plain or op.text)(payload) if form == "plain" else op.text(payload):
             sys.stdout.write(line + "\n")
+    if loaded is not None:
+        sys.stdout.flush()  # the answer first; the index is stored again (if anything changed) after
+        loaded.commit()
     return 0
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from .compact import link_kinds, link_targets
 from .fields import PageFields
 from .model import Link, Page
-from .pathindex import PathIndex, Stored, move_keys, path_index, piece, positions
+from .pathindex import PathIndex, Stored, collector_paused, move_keys, path_index, piece, positions
 
 TYPED_EDGES = ("sources", "related", "depends_on")
 
@@ -273,15 +273,16 @@ class LinkIndex:
     def _resolved(self) -> dict[str, tuple[Resolution, ...]]:
         if self._links is None and self._stored is not None:
             stored, self._stored = self._stored, None
-            if type(stored) is bytes:  # its piece as stored (checked, not yet unmarshalled)
-                stored = piece(marshal.loads(stored), _LINKS, "links")
-            elif isinstance(stored, Stored):  # read (and checked) only now: damaged, they are resolved again
-                try:
-                    stored = stored.value()[1]
-                except ValueError:
-                    stored = None
-            if stored is not None:
-                self._restore_links(stored)
+            with collector_paused():  # every link's resolution: objects that all live on
+                if type(stored) is bytes:  # its piece as stored (checked, not yet unmarshalled)
+                    stored = piece(marshal.loads(stored), _LINKS, "links")
+                elif isinstance(stored, Stored):  # read (and checked) only now: damaged, they are resolved again
+                    try:
+                        stored = stored.value()[1]
+                    except ValueError:
+                        stored = None
+                if stored is not None:
+                    self._restore_links(stored)
         if self._links is None:
             self._links = {}
             self._targets = {}

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cache import (
-    LAZY_BODIES, RACY_NS, BodyFile, CacheError, CacheFile, CacheOptions, CacheWriter, cache_paths, content_hash, open_cache,
-    listed_stats,
+    LAZY_BODIES, RACY_NS, BodyFile, CacheError, CacheFile, CacheOptions, CacheWriter, Chunk, Listed, cache_paths,
+    content_hash, listed_stats, open_cache,
 )
 from .compact import (
     MARSHAL_VERSION, BodyRegion, ChunkBuilder, LazyChunk, RecentBodies, Unpacked, decode_fields, decode_page, encode_fields,
@@ -260,6 +260,8 @@ def _with_problem(page: Page, problem: Problem) -> Page:
 GROUP_PAGES = 250  # pages per parse task and per stored chunk
 PARALLEL_MIN_PAGES = 1500  # fewer pages parse faster in-process than worker start-up costs
 ENV_WORKERS = "VAULTLENS_WORKERS"  # worker processes for cold parsing; 0 or 1: parse in-process
+CHECK_WORKER_MIN_PAGES = 20_000  # ``LoadedVault.check`` lists in a worker process from this many pages (0.75 s
+# of one core at 100,000); below, listing in-process costs less than a worker's start (~0.3 s of CPU)
 NAMES_MIN_PAGES = PARALLEL_MIN_PAGES  # a cold load of fewer pages is over before a names pass would help
 # Tests only: seconds each group of a cold load's full parse is held back, and a names pass
 # whatever the vault's size (the end-to-end tests of the names phase run on small vaults).
@@ -459,7 +461,7 @@ def serve_worker() -> None:  # pragma: no cover - runs in worker processes
         except (OSError, ValueError, EOFError, KeyboardInterrupt):
             os._exit(0)  # the parent is gone (killed, or cut the pipe): nothing to say, nobody to say it to
         try:
-            group = names_group if kind == "names" else parse_group
+            group = names_group if kind == "names" else check_group if kind == "check" else parse_group
             reply = marshal.dumps((True, *group(root, rels, stats, label_first, positions)), MARSHAL_VERSION)
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which parses in-process
             reply = marshal.dumps((False, f"{type(exc).__name__}: {exc}"), MARSHAL_VERSION)
@@ -619,12 +621,61 @@ class LoadedVault:
     _writer: CacheWriter | None = field(default=None, repr=False)
     _scan_ns: int = 0
     detected: bool = True  # the link order came from detection (``link_order="auto"``), not a setting
+    # ``load_vault(check_later=True)`` served the index as stored: what ``check`` compares the files with
+    _unchecked: tuple[Any, ...] | None = field(default=None, repr=False)
+    _recommit: Callable[[], LoadedVault] | None = field(default=None, repr=False)
+
+    @property
+    def unchecked(self) -> bool:
+        """Whether the pages are the persistent index's as stored, not yet compared with the
+        files (``load_vault(check_later=True)``): ``check`` says which changed."""
+        return self._unchecked is not None
+
+    def check(self) -> tuple[str, ...]:
+        """For a vault loaded unchecked: list the vault now and compare every file with what
+        the index stored, by the same rules as a checked load (size, times, inode; hashed when
+        racy). Returns the pages to read again, sorted: changed, added, removed or excluded
+        since (the caller applies them as disk events). When anything differs, ``commit``
+        stores the index again. Off the event loop: it costs the listing (one ``stat`` a file).
+        () when the vault was checked when loaded."""
+        pending, self._unchecked = self._unchecked, None
+        if pending is None:
+            return ()
+        root, exclude, link_order, cache, chunks, stored_scan_ns, worker = pending
+        found = worker.result() if worker is not None else None
+        if found is None:
+            found = compare_listing(root, exclude, chunks, stored_scan_ns)
+        changed, differs, warnings = found
+        self.listing = Listing(self.listing.paths, tuple(warnings))
+        if differs:
+            self._recommit = functools.partial(load_vault, root, exclude=exclude, link_order=link_order, cache=cache)
+        return tuple(changed)
+
+    def apply(self, changed: Iterable[str]) -> None:
+        """Read the pages ``check`` named again from disk into the vault, as a checked load does
+        (the stale pages dropped first, then those whose file is a page read again, in order)."""
+        vault, changed = self.vault, sorted(changed)
+        for rel in changed:
+            vault.remove(rel)
+        for rel in changed:
+            page = load_page(vault.root or "", rel, label_first=vault.label_first)
+            if page is not None:
+                vault.upsert(page)
 
     def commit(self) -> str | None:
         """Write the updated persistent index, if anything changed; returns its path.
 
-        Safe to call from another thread, once; failures are logged, never raised.
+        Safe to call from another thread, once; failures are logged, never raised. After a
+        ``check`` that found changes, the vault is loaded again (checked: the unchanged pages
+        from the index, the rest parsed) to store it; that vault is dropped.
         """
+        recommit, self._recommit = self._recommit, None
+        if recommit is not None:
+            try:
+                return recommit().commit()
+            except Exception:  # noqa: BLE001 - an index not stored costs the next start time, no answer
+                log.exception("vaultlens index of %s not stored again", self.vault.root)
+                return None
         writer, self._writer = self._writer, None
         if writer is None:
             return None
@@ -651,6 +702,7 @@ def load_vault(
     progress: Callable[[int, int], None] | None = None,
     workers: int | None = None,
     on_names: Callable[[Vault], None] | None = None,
+    check_later: bool = False,
 ) -> LoadedVault:
     """Read a whole vault: unchanged pages from the persistent index, the rest parsed.
 
@@ -663,6 +715,12 @@ def load_vault(
     is parsed in full, with a vault of every page's names (``engine.names``: the frontmatter
     only, read in a fraction of the time), for a caller that answers from names meanwhile. The
     vault returned is the full one, the same as without ``on_names``; a warm load never calls it.
+
+    ``check_later``: when a persistent index of the vault exists, return its pages and indexes
+    as stored without listing the vault first (``LoadedVault.unchecked``; one ``stat`` a file
+    is most of a warm start: 0.6 s at 100,000 pages); the caller then runs
+    ``LoadedVault.check()`` and applies the pages it names, which are the ones a checked load
+    would have read again. Without an index the load is the same as without it.
     """
     # Loading creates millions of objects that all live on: the cyclic collector would walk
     # them again and again (a third of a cold load at 10,000 pages) and find nothing, so it is
@@ -671,7 +729,7 @@ def load_vault(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _load_vault(root, exclude, link_order, cache, progress, workers, on_names)
+        return _load_vault(root, exclude, link_order, cache, progress, workers, on_names, check_later)
     finally:
         gc.freeze()
         if collecting:
@@ -680,15 +738,33 @@ def load_vault(
 
 def _load_vault(root: str, exclude: Iterable[str], link_order: str, cache: CacheOptions | None,
                 progress: Callable[[int, int], None] | None, workers: int | None,
-                on_names: Callable[[Vault], None] | None = None) -> LoadedVault:
+                on_names: Callable[[Vault], None] | None = None, check_later: bool = False) -> LoadedVault:
     options = cache if cache is not None else CacheOptions.from_env()
     scan_ns = time.time_ns()
-    listing = list_pages(root, exclude, stats=options.enabled)
     candidates = cache_paths(root, options)
     stored = open_cache(candidates) if candidates else None
     if stored is not None and link_order != "auto" and stored.label_first != (link_order == "label-first"):
         stored.close()
         stored = None
+    if check_later and stored is not None and not (link_order == "auto" and not stored.detected):
+        exclude = tuple(exclude)
+        worker = None
+        n_stored = sum(len(chunk.paths) for chunk in stored.chunks)
+        if n_stored >= CHECK_WORKER_MIN_PAGES and _worker_count(n_stored, None) > 1:
+            worker = _CheckWorker.start(root, exclude, stored.chunks, stored.scan_ns)
+        try:
+            unchecked = _load_unchecked(root, stored, progress)
+        finally:
+            stored.close()
+        if unchecked is None and worker is not None:
+            worker.cancel()
+        if unchecked is not None:
+            unchecked._unchecked = (root, exclude, link_order, options, stored.chunks, stored.scan_ns, worker)
+            unchecked.detected = link_order == "auto"
+            unchecked.vault.set_vocabulary(load_vocabulary(root))
+            return unchecked
+        stored = open_cache(candidates)  # not usable as it is: the checked load below
+    listing = list_pages(root, exclude, stats=options.enabled)
     label_first = link_order == "label-first" if stored is None or link_order != "auto" else stored.label_first
     # An automatic load trusts a stored order it detected itself; one a setting forced is checked.
     forced_before = link_order == "auto" and stored is not None and not stored.detected
@@ -705,6 +781,188 @@ def _load_vault(root: str, exclude: Iterable[str], link_order: str, cache: Cache
     loaded.detected = link_order == "auto"
     loaded.vault.set_vocabulary(load_vocabulary(root))
     return loaded
+
+
+def _stored_snapshot(stored: CacheFile, decoder: Decoder) -> dict[str, Any]:
+    """The index snapshot of ``stored``, each single-index piece as a ``pathindex.Stored`` (read,
+    checked against its tag and unmarshalled when first used; the ones every vault needs at
+    once, by ``Vault.from_snapshot``)."""
+    snapshot: dict[str, Any] = {}
+    if LAZY_BODIES and decoder.bodies is None:
+        decoder.bodies = stored.body_file()
+    assert stored.snapshot is not None
+    for piece, names in zip(stored.snapshot, stored.snapshot_names or [()] * len(stored.snapshot)):
+        if LAZY_BODIES and len(names) == 1:
+            read = functools.partial(decoder.bodies.read_piece, piece)  # type: ignore[union-attr]
+            if names == (STORED_LINKS,):  # where every link resolves
+                snapshot[STORED_LINKS] = ("links", Stored(STORED_LINKS, kinds=("links",), read=read))
+            else:
+                snapshot[names[0]] = Stored(names[0], read=read)
+            continue
+        blob = stored.read(piece)  # checked against its tag
+        if names == (STORED_LINKS,):  # where every link resolves: unmarshalled on first need
+            snapshot[STORED_LINKS] = ("links", blob)
+        else:
+            snapshot.update(marshal.loads(blob))
+    return snapshot
+
+
+def _load_unchecked(root: str, stored: CacheFile, progress: Callable[[int, int], None] | None) -> LoadedVault | None:
+    """Every page of ``stored`` with its index snapshot, as stored, before any file is listed
+    (``load_vault(check_later=True)``); None when the file cannot serve so (no snapshot, a
+    chunk without its manifest, a path stored twice, or damage found now)."""
+    chunks = stored.chunks
+    if stored.snapshot is None or any(chunk.listed is None for chunk in chunks):
+        return None
+    paths = [path for chunk in chunks for path in chunk.paths]
+    if len(set(paths)) != len(paths):
+        return None
+    decoder = Decoder(root, stored.label_first)
+    try:
+        snapshot = _stored_snapshot(stored, decoder)
+        pairs_all: Pairs = []
+        for chunk in chunks:
+            if LAZY_BODIES:  # records decoded when first used
+                pairs, _region = decoder.lazy(stored, chunk)
+            else:
+                pairs, _records, _region = decoder.stored(stored, chunk)
+            pairs_all.extend(pairs)
+        vault = Vault.from_snapshot(pairs_all, snapshot, root, label_first=stored.label_first)
+    except (CacheError, ValueError, TypeError, EOFError, IndexError, KeyError) as exc:
+        log.info("vaultlens index not used as stored: %s", exc)
+        return None
+    del pairs_all
+    decoder.shared = {}
+    if progress is not None:
+        progress(len(paths), len(paths))
+    listing = Listing(tuple(sorted(paths)), ())
+    return LoadedVault(vault, listing, len(paths), 0, False, stored.path)
+
+
+def compare_listing(root: str, exclude: Iterable[str], chunks: Sequence[Any], stored_scan_ns: int,
+                    ) -> tuple[tuple[str, ...], bool, tuple[str, ...]]:
+    """List the vault and compare it with stored ``chunks`` (``LoadedVault.check``): the pages to
+    read again (changed, added, removed, excluded), sorted; whether the index differs from the
+    files (those, or a stat to store again); the listing's warnings."""
+    listing = list_pages(root, exclude, stats=True)
+    _plans, seen, stale, duplicated, changed = _plan(root, listing.stats, chunks, stored_scan_ns, time.time_ns(), False)
+    added = [path for path in listing.paths if path not in seen]
+    return tuple(sorted({*stale, *added})), bool(changed or stale or added or duplicated), listing.warnings
+
+
+def check_group(root: str, exclude: Sequence[str], stored: tuple[int, list[tuple[Any, ...]]], _label_first: bool = False,
+                _positions: Any = None) -> tuple[tuple[str, ...], bool, tuple[str, ...]]:
+    """``compare_listing`` in a worker process (``serve_worker``'s ``"check"``): ``stored`` is the
+    scan time of the index and each chunk's manifest as its header holds it (``Listed.stored``)."""
+    stored_scan_ns, manifests = stored
+    chunks = [Chunk(0, 0, b"", Listed(*manifest)) for manifest in manifests]
+    return compare_listing(root, exclude, chunks, stored_scan_ns)
+
+
+class _CheckWorker:
+    """``compare_listing`` in a worker process of its own, started as soon as the index's header
+    is read (``load_vault(check_later=True)``), so the listing runs on another core while this
+    process loads and answers; ``result`` waits for it (the caller's thread only waits)."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+
+    @classmethod
+    def start(cls, root: str, exclude: Sequence[str], chunks: Sequence[Any], stored_scan_ns: int) -> _CheckWorker | None:
+        """The worker, started with its request; None when it cannot start."""
+        try:
+            request = marshal.dumps((root, tuple(exclude), (stored_scan_ns, [chunk.listed.stored() for chunk in chunks]),
+                                     False, None, "check"), MARSHAL_VERSION)
+            proc = subprocess.Popen([sys.executable, "-I", "-c", _WORKER_CODE], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=None, close_fds=True)
+        except (OSError, ValueError, AttributeError) as exc:
+            log.info("listing check worker unavailable: %s", exc)
+            return None
+        try:
+            proc.stdin.write(len(request).to_bytes(8, "little") + request)  # type: ignore[union-attr]
+            proc.stdin.close()  # type: ignore[union-attr]
+        except OSError as exc:
+            log.info("listing check worker unavailable: %s", exc)
+            cls(proc).cancel()
+            return None
+        return cls(proc)
+
+    def result(self) -> tuple[tuple[str, ...], bool, tuple[str, ...]] | None:
+        """``compare_listing``'s answer, or None when the worker failed (then check in-process)."""
+        proc = self.proc
+        try:
+            head = proc.stdout.read(8)  # type: ignore[union-attr]
+            reply = marshal.loads(proc.stdout.read(int.from_bytes(head, "little")))  # type: ignore[union-attr]
+        except (OSError, ValueError, EOFError, TypeError) as exc:
+            log.warning("listing check worker %s failed: %s", proc.pid, exc)
+            return None
+        finally:
+            self.cancel()
+        if not reply[0]:
+            log.warning("listing check worker %s: %s", proc.pid, reply[1])
+            return None
+        changed, differs, warnings = reply[1:]
+        return tuple(changed), bool(differs), tuple(warnings)
+
+    def cancel(self) -> None:
+        """End the worker (done, or no longer wanted)."""
+        try:
+            self.proc.stdout.close()  # type: ignore[union-attr]
+        except OSError:
+            pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+    def __del__(self) -> None:  # a load dropped unchecked: no worker left writing to a pipe nobody reads
+        try:
+            self.cancel()
+        except Exception:  # noqa: BLE001 - at interpreter exit anything may be gone
+            pass
+
+
+def _plan(root: str, stats: dict[str, tuple[int, int, int, int]], chunks: Sequence[Any], stored_scan_ns: int,
+          scan_ns: int, changed: bool) -> tuple[list[tuple[Any, list[int], Any]], set[str], list[str], bool, bool]:
+    """Which stored pages still match their files (``stats``: the listing's): per chunk, its
+    valid positions and their manifest; the paths kept, the stale ones (changed or gone),
+    whether a path is stored twice, and whether the index must be stored again (``changed``
+    on entry, or a stat to update)."""
+    plans: list[tuple[Any, list[int], Any]] = []  # (chunk, valid positions, their manifest)
+    seen: set[str] = set()
+    stale: list[str] = []  # stored pages whose file changed or is gone
+    duplicated = False
+    for chunk in chunks:
+        listed = chunk.listed
+        if listed is not None and listed.newest < stored_scan_ns - RACY_NS:
+            # The common case, a chunk whose every file is as stored and none racy: its stats
+            # compared as bytes, with no tuple per page (its manifest is kept as it is).
+            if listed_stats(stats, listed.paths) == listed.stats and seen.isdisjoint(listed.paths):
+                seen.update(listed.paths)
+                plans.append((chunk, list(range(len(listed))), listed))
+                continue
+        keep: list[int] = []
+        manifest = []
+        for i, (path, size, mtime_ns, ctime_ns, inode, digest) in enumerate(chunk.manifest):
+            now = stats.get(path)
+            if path in seen:
+                duplicated = True
+                continue
+            valid = now is not None and now[0] == size
+            # git's rule: trusted by stat only when size, mtime, ctime and inode all match and the
+            # file's mtime is not within RACY_NS of the scan that stored it (git's racy rule); else hashed.
+            same_stat = valid and now[1:] == (mtime_ns, ctime_ns, inode)  # type: ignore[index]
+            if valid and (not same_stat or mtime_ns >= stored_scan_ns - RACY_NS):
+                valid = _same_content(root, path, digest, size)
+                # Store the new stat, or a scan time after which this entry is trusted by stat.
+                changed = changed or not same_stat or now[1] < scan_ns - RACY_NS  # type: ignore[index]
+            if not valid:
+                stale.append(path)
+                continue
+            seen.add(path)
+            keep.append(i)
+            manifest.append((path, *now, digest))  # type: ignore[misc]
+        plans.append((chunk, keep, tuple(manifest)))
+    return plans, seen, stale, duplicated, changed
 
 
 def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: list[str], label_first: bool,
@@ -725,42 +983,9 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
             progress(min(done, total), total)
 
     # Which stored pages still match their files: one stat each (taken by list_pages).
-    plans: list[tuple[Any, list[int], Manifest]] = []  # (chunk, valid positions, their manifest)
-    seen: set[str] = set()
-    stale: list[str] = []  # stored pages whose file changed or is gone
-    duplicated = False
-    changed = stored is None or rewrite
-    for chunk in stored.chunks if stored is not None else ():
-        listed = chunk.listed
-        if listed is not None and listed.newest < stored.scan_ns - RACY_NS:  # type: ignore[union-attr]
-            # The common case, a chunk whose every file is as stored and none racy: its stats
-            # compared as bytes, with no tuple per page (its manifest is kept as it is).
-            if listed_stats(stats, listed.paths) == listed.stats and seen.isdisjoint(listed.paths):
-                seen.update(listed.paths)
-                plans.append((chunk, list(range(len(listed))), listed))
-                continue
-        keep: list[int] = []
-        manifest = []
-        for i, (path, size, mtime_ns, ctime_ns, inode, digest) in enumerate(chunk.manifest):
-            now = stats.get(path)
-            if path in seen:
-                duplicated = True
-                continue
-            valid = now is not None and now[0] == size
-            # git's rule: trusted by stat only when size, mtime, ctime and inode all match and the
-            # file's mtime is not within RACY_NS of the scan that stored it (git's racy rule); else hashed.
-            same_stat = valid and now[1:] == (mtime_ns, ctime_ns, inode)  # type: ignore[index]
-            if valid and (not same_stat or mtime_ns >= stored.scan_ns - RACY_NS):  # type: ignore[union-attr]
-                valid = _same_content(root, path, digest, size)
-                # Store the new stat, or a scan time after which this entry is trusted by stat.
-                changed = changed or not same_stat or now[1] < scan_ns - RACY_NS  # type: ignore[index]
-            if not valid:
-                stale.append(path)
-                continue
-            seen.add(path)
-            keep.append(i)
-            manifest.append((path, *now, digest))  # type: ignore[misc]
-        plans.append((chunk, keep, tuple(manifest)))
+    plans, seen, stale, duplicated, changed = _plan(root, stats, stored.chunks if stored is not None else (),
+                                                    stored.scan_ns if stored is not None else 0, scan_ns,
+                                                    stored is None or rewrite)
     to_parse = [p for p in listing.paths if p not in seen]
     changed = changed or bool(stale) or bool(to_parse)
     writer = CacheWriter.create(candidates) if changed and candidates else None
@@ -770,24 +995,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
         # Mostly unchanged: the stored pages and index snapshot as they are, then page by page
         # updates for what changed (each costs that page only).
         try:
-            snapshot: dict[str, Any] = {}
-            if LAZY_BODIES and decoder.bodies is None:
-                decoder.bodies = stored.body_file()
-            for piece, names in zip(stored.snapshot, stored.snapshot_names or [()] * len(stored.snapshot)):
-                if LAZY_BODIES and len(names) == 1:
-                    # One index: read, checked against its tag and unmarshalled when first used
-                    # (``pathindex.Stored``; the ones every vault needs at once, by ``from_snapshot``).
-                    read = functools.partial(decoder.bodies.read_piece, piece)
-                    if names == (STORED_LINKS,):  # where every link resolves
-                        snapshot[STORED_LINKS] = ("links", Stored(STORED_LINKS, kinds=("links",), read=read))
-                    else:
-                        snapshot[names[0]] = Stored(names[0], read=read)
-                    continue
-                blob = stored.read(piece)  # checked against its tag
-                if names == (STORED_LINKS,):  # where every link resolves: unmarshalled on first need
-                    snapshot[STORED_LINKS] = ("links", blob)
-                else:
-                    snapshot.update(marshal.loads(blob))
+            snapshot = _stored_snapshot(stored, decoder)
             pairs_all: Pairs = []
             for chunk, keep, manifest in plans:
                 if LAZY_BODIES:  # records decoded when first used

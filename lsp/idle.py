@@ -29,12 +29,14 @@ STARVE = 2.0
 
 
 async def quiet(ls: VaultServer) -> None:
-    """Return once no message is waiting and none came for IDLE seconds, or after STARVE
-    seconds at most (a client that never pauses still gets the work done, a slice at a time)."""
+    """Return once no message is waiting, none came for IDLE seconds and no request is running
+    on the worker thread (a client waiting for an answer sends nothing, but is not quiet), or
+    after STARVE seconds at most (a client that never pauses still gets the work done, a slice
+    at a time)."""
     waited = 0.0
     while waited < STARVE:
         wait = IDLE - ls.quiet_for()
-        if wait <= 0 and not ls.input_pending():
+        if wait <= 0 and not ls.input_pending() and not ls.worker.busy():
             return
         step = max(wait, PAUSE)
         await asyncio.sleep(step)

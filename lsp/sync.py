@@ -183,10 +183,17 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
     (``state.named``); whatever needs bodies, the link graph or tags waits for the full vault
     (``state.indexed``), and no diagnostic is published before it. One progress report covers
     both: the names pass as its first ``NAMES_SHARE`` per cent, the full parse the rest.
+
+    A warm load is the persistent index as stored, before the files are listed
+    (``load_vault(check_later=True)``): it is swapped in and ``state.named`` set at once; once the
+    first requests are answered (``idle.quiet``) the listing is compared with it
+    (``LoadedVault.check``) and the pages changed since are read again as disk events; only then
+    is the vault indexed (``state.indexed``, the progress end, diagnostics).
     """
     if state.indexed.is_set() or not state.begin_load():
         return
     token = None
+    prepared = False  # the idle preparation of the pages started (a warm load: at once)
     if get_capability(ls.client_capabilities, "window.work_done_progress", False):
         token = f"vaultlens-index-{uuid.uuid4().hex[:8]}"
         try:
@@ -238,14 +245,30 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
         cache = CacheOptions.from_env(settings.cache_enabled, settings.cache_location)
         loaded = await asyncio.to_thread(
             load_vault, state.root, exclude=state.exclude, link_order=settings.link_order, cache=cache,
-            progress=progress, on_names=on_names,
+            progress=progress, on_names=on_names, check_later=True,
         )
-        for warning in loaded.listing.warnings:
-            log.warning("%s", warning)
         held = [state.vault] if state.partial else []  # the names vault, freed off the loop (below)
         state.swap_in(loaded.vault, lambda rel: _buffer_text(ls, state, rel))
         if held:
             ls.index_tasks.append(asyncio.ensure_future(asyncio.to_thread(_drop, held)))
+        if loaded.unchecked:
+            # The index as stored answers at once (what the names answer on a cold start); once the
+            # first requests are answered (``idle.quiet``: 2 s at most), the files are listed and the
+            # pages changed since it was stored are read again as disk events, before anything
+            # waiting for the whole vault goes on.
+            state.named.set()
+            idle.on_indexed(ls, state)  # decoding pages between requests: the same vault, checked in place
+            prepared = True
+            await idle.quiet(ls)
+            changed = await asyncio.to_thread(loaded.check)
+            for i, rel in enumerate(changed):
+                if load_id != state.load_id:
+                    break  # superseded (settings changed meanwhile): that load reads the files anew
+                state.disk_changed(rel)
+                if i % 100 == 99:
+                    await asyncio.sleep(0)  # a few hundred changed pages: keep answering meanwhile
+        for warning in loaded.listing.warnings:
+            log.warning("%s", warning)
         for warning in (*loaded.vault.vocabulary.warnings, *state.warnings):
             ls.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=warning))
         log.info(
@@ -265,7 +288,8 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
         state.named.set()
         if token:
             ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=f"{len(state.vault)} pages indexed"))
-        idle.on_indexed(ls, state)
+        if not prepared:
+            idle.on_indexed(ls, state)
         diagnostics_push.on_indexed(ls, state)
 
 

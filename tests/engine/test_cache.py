@@ -155,6 +155,38 @@ def test_changed_added_and_deleted_files_are_read_again(vault, options):
     assert again.parsed == 0 and vault_state(again.vault) == vault_state(fresh(vault))
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])  # the listing compared in this process, or in a worker
+def test_a_load_checked_later_serves_the_index_then_names_every_changed_page(vault, options, monkeypatch, workers):
+    monkeypatch.setenv("VAULTLENS_WORKERS", workers)
+    monkeypatch.setattr(scan, "CHECK_WORKER_MIN_PAGES", 0)
+    if workers == "2":  # the worker's answer, not a fallback in this process
+        monkeypatch.setattr(scan, "compare_listing", None)
+    load(vault, options)
+    unchanged = load_vault(str(vault), cache=options, check_later=True)
+    assert unchanged.unchecked and unchanged.parsed == 0
+    assert vault_state(unchanged.vault) == vault_state(fresh(vault))
+    assert unchanged.check() == () and not unchanged.unchecked and unchanged.commit() is None
+    (vault / "garden" / "Composting.md").write_text("# Composting\n\nNow about [[Worms]] only.\n", encoding="utf-8")
+    (vault / "New Page.md").write_text("---\ntitle: Brand New\n---\nLinks to [[Composting]].\n", encoding="utf-8")
+    os.remove(vault / "Home.md")
+    loaded = load_vault(str(vault), cache=options, check_later=True)
+    assert loaded.unchecked and "Home.md" in loaded.vault.pages  # as stored, until checked
+    changed = loaded.check()
+    assert changed == ("Home.md", "New Page.md", "garden/Composting.md")
+    for rel in changed:  # as the server applies them: disk events
+        page = scan.load_page(str(vault), rel)
+        loaded.vault.remove(rel) if page is None else loaded.vault.upsert(page)
+    assert vault_state(loaded.vault) == vault_state(fresh(vault))
+    assert loaded.commit() is not None  # the index stored again
+    again = load(vault, options)
+    assert again.parsed == 0 and not again.changed and vault_state(again.vault) == vault_state(fresh(vault))
+
+
+def test_a_load_checked_later_without_an_index_is_a_checked_one(vault, options):
+    cold = load_vault(str(vault), cache=options, check_later=True)
+    assert not cold.unchecked and cold.parsed == len(cold.vault) and cold.check() == ()
+
+
 def test_same_size_same_mtime_but_new_content_is_caught_by_ctime(vault, options):
     page = vault / "garden" / "Composting.md"
     load(vault, options)  # the index's scan time is now: every file is old, none is racy

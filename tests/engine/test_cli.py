@@ -211,3 +211,22 @@ def test_default_vault_is_the_nearest_obsidian_ancestor(vault):
     payload = json.loads(done.stdout)
     assert payload["vault"] == "coffee-vault"
     assert [h["file"] for h in payload["hits"]] == ["notes/Coffee Beans.md"]
+
+
+def test_a_search_answered_from_the_index_prints_the_checked_vaults_answer(tmp_path):
+    root = write_vault(tmp_path / "v", FILES)
+    cache = tmp_path / "index"
+    env = {"VAULTLENS_CACHE_DIR": str(cache)}
+    assert run("search", "roast", "--vault", str(root), "--json", env=env).returncode == 0  # the index stored
+    [stored] = cache.glob("*.vlc")
+    written = stored.stat().st_mtime_ns
+    (root / "notes" / "Coffee Beans.md").write_text("---\naliases: [Beans]\n---\nGrind them.\n", encoding="utf-8")
+    (root / "Roasting.md").write_text("# Roasting\n\nRoast slowly.\n", encoding="utf-8")
+    done = run("search", "roast", "--vault", str(root), "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    files = [hit["file"] for hit in json.loads(done.stdout)["hits"]]
+    assert files == ["Roasting.md"]  # not the stored "Roast the coffee beans."
+    [again] = cache.glob("*.vlc")
+    assert again.stat().st_mtime_ns != written  # and the index holds the change now
+    plain = run("search", "roast", "--vault", str(root), "--json", "--no-cache", env=env)
+    assert run("search", "roast", "--vault", str(root), "--json", env=env).stdout == plain.stdout == done.stdout
