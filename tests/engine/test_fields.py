@@ -91,3 +91,30 @@ def test_prepare_decodes_a_warm_loaded_page_ahead_of_a_query_and_changes_no_answ
     assert waiting(vault) == []
     assert [(h.page.path, h.score) for h in rank(vault, parse_query("garden river", limit=5), 5)[0]] == before
     vault.prepare("no/such/page.md")  # nothing to do, no error
+
+
+def test_prepare_index_reads_a_warm_loaded_index_ahead_of_a_query_and_changes_no_answer(tmp_path):
+    from vaultlens.engine.cache import CacheOptions
+    from vaultlens.engine.pathindex import PathIndex
+    from vaultlens.engine.query import parse_query
+    from vaultlens.engine.scan import load_vault
+    from vaultlens.engine.search import rank
+    from vaultlens.engine.vault import INDEX_NAMES
+
+    for i in range(12):
+        (tmp_path / f"p{i}.md").write_text(f"# Page {i}\n\nriver stone {'garden ' * i}#tag{i % 3}\n", encoding="utf-8")
+    options = CacheOptions(location=str(tmp_path / "cache"))
+    load_vault(str(tmp_path), cache=options).commit()
+    before = [(h.page.path, h.score) for h in rank(load_vault(str(tmp_path), cache=options).vault, parse_query("garden river", limit=5), 5)[0]]
+
+    vault = load_vault(str(tmp_path), cache=options).vault
+
+    def stored() -> list[str]:  # indexes still as stored (a deferred PathIndex is a subclass)
+        return [name for name in INDEX_NAMES for part in vault.parts
+                if isinstance(getattr(part, name, None), PathIndex) and type(getattr(part, name)) is not PathIndex]
+
+    assert "postings" in stored()  # a warm start reads no index it does not need
+    for name in INDEX_NAMES:
+        vault.prepare_index(name)
+    assert stored() == []
+    assert [(h.page.path, h.score) for h in rank(vault, parse_query("garden river", limit=5), 5)[0]] == before
