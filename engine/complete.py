@@ -109,9 +109,11 @@ def _alias_matched(hit: Hit) -> str | None:
 
 
 def page_choices(vault: Vault, typed: str, limit: int, style: str = "auto") -> list[PageChoice]:
-    """Pages ranked for the text typed after ``[[`` (as-you-type), each with its insert text."""
+    """Pages ranked for the text typed after ``[[`` (as-you-type), each with its insert text:
+    those whose names match (``Query.names_only``: a page named by its body alone is not what a
+    link is being typed to), with the scores ``search`` gives them."""
     if typed.strip():
-        hits = search(vault, parse_query(typed, prefix=True, limit=limit, operators=False))
+        hits = search(vault, parse_query(typed, prefix=True, limit=limit, operators=False, names_only=True))
     else:
         paths = sorted(vault.pages, key=lambda p: (vault.pages[p].title.casefold(), p))[:limit]
         hits = tuple(Hit(vault.pages[p], (), 0, "") for p in paths)

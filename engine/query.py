@@ -61,6 +61,9 @@ class Query:
     include_users: bool = True  # without a user: whether users' pages are searched (idem)
     truncated: tuple[str, ...] = ()  # what the caps above cut, one sentence each
     weak: tuple[str, ...] = ()  # terms that count only in phrase and exact-name channels (``weak_terms``)
+    # the as-you-type surfaces (workspace symbols, ``[[`` completion): only the pages whose names
+    # match (``scoring.name_matches``), with the scores the full ranking gives them
+    names_only: bool = False
     mtime_of: Callable[[str], float | None] | None = field(default=None, compare=False, hash=False)
 
     @property
@@ -134,10 +137,12 @@ def parse_query(
     user: str | None = None,
     now: dt.datetime | None = None,
     mtime_of: Callable[[str], float | None] | None = None,
+    names_only: bool = False,
 ) -> Query:
     """Build a Query from free text and options (ValueError, with a message for the person who
     typed it, for an option that is not of its kind). Operators in the text are parsed unless
-    ``operators`` is False (as-you-type completion keeps the text as typed)."""
+    ``operators`` is False (as-you-type completion keeps the text as typed). ``names_only``
+    leaves out the pages whose names match no query word (see ``Query.names_only``)."""
     scopes = list(folder) if isinstance(folder, (list, tuple)) else [folder] if folder is not None else []
     if not all(isinstance(f, str) for f in scopes):
         raise ValueError('"folder" must be a string or a list of strings')
@@ -234,6 +239,7 @@ def parse_query(
         user=user,
         truncated=tuple(truncated),
         mtime_of=mtime_of,
+        names_only=names_only,
     )
 
 

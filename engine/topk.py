@@ -343,6 +343,11 @@ def top_components(
     while minor < len(body) and reach + body[minor][0] < floor:
         reach += body[minor][0]
         minor += 1
+    if query.names_only:
+        # only the candidates whose names match (``scoring.name_matches``): the strong ones are
+        # done, the others are in ``bound`` already (a tag, heading or path token, a prefix), and
+        # every term is looked up in those alone (the body postings bring in no page)
+        minor = len(body)
     # Each enumerated term walks its postings once (every holder gets the tier of one
     # occurrence, or the stand-in points when those are more), then its pages of two, and of
     # three or more, occurrences (``Vault.body_twice``, ``body_thrice``) get the difference: no
