@@ -14,7 +14,7 @@ from datetime import date
 from . import dailynotes
 from .edits import Change, EditError, TextEdit
 from .model import Hit, Page, Span
-from .query import parse_query
+from .query import Query, as_you_type
 from .render import link_target
 from .scoring import link_prior, page_components, score_of, to_matches
 from .search import rank, search
@@ -110,8 +110,8 @@ def _alias_matched(hit: Hit) -> str | None:
     return None
 
 
-def _typed_query(typed: str, limit: int):
-    return parse_query(typed, prefix=True, limit=limit, operators=False, names_only=True)
+def _typed_query(typed: str, limit: int) -> Query:
+    return as_you_type(typed, limit, operators=False)
 
 
 def page_choices(vault: Vault, typed: str, limit: int, style: str = "auto", *, snippets: bool = True) -> list[PageChoice]:

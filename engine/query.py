@@ -6,7 +6,7 @@ import datetime as dt
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .model import Page
 from .text import query_terms, tokenize
@@ -62,7 +62,8 @@ class Query:
     truncated: tuple[str, ...] = ()  # what the caps above cut, one sentence each
     weak: tuple[str, ...] = ()  # terms that count only in phrase and exact-name channels (``weak_terms``)
     # the as-you-type surfaces (workspace symbols, ``[[`` completion): only the pages whose names
-    # match (``scoring.name_matches``), with the scores the full ranking gives them
+    # match (``scoring.name_matches``), with the scores the full ranking gives them. Set with
+    # ``as_you_type``, not a ``parse_query`` option (no other surface offers it)
     names_only: bool = False
     mtime_of: Callable[[str], float | None] | None = field(default=None, compare=False, hash=False)
 
@@ -137,12 +138,10 @@ def parse_query(
     user: str | None = None,
     now: dt.datetime | None = None,
     mtime_of: Callable[[str], float | None] | None = None,
-    names_only: bool = False,
 ) -> Query:
     """Build a Query from free text and options (ValueError, with a message for the person who
     typed it, for an option that is not of its kind). Operators in the text are parsed unless
-    ``operators`` is False (as-you-type completion keeps the text as typed). ``names_only``
-    leaves out the pages whose names match no query word (see ``Query.names_only``)."""
+    ``operators`` is False (as-you-type completion keeps the text as typed)."""
     scopes = list(folder) if isinstance(folder, (list, tuple)) else [folder] if folder is not None else []
     if not all(isinstance(f, str) for f in scopes):
         raise ValueError('"folder" must be a string or a list of strings')
@@ -239,8 +238,13 @@ def parse_query(
         user=user,
         truncated=tuple(truncated),
         mtime_of=mtime_of,
-        names_only=names_only,
     )
+
+
+def as_you_type(text: str, limit: int, *, operators: bool = True) -> Query:
+    """The query of an as-you-type surface (workspace symbols, ``[[`` completion): prefix on,
+    the pages whose names match only (``Query.names_only``)."""
+    return replace(parse_query(text, prefix=True, limit=limit, operators=operators), names_only=True)
 
 
 def weak_terms(tokens: tuple[str, ...], terms: tuple[str, ...], partial: str | None = None) -> tuple[str, ...]:

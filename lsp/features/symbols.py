@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from vaultlens.engine.query import parse_query
+from vaultlens.engine.query import as_you_type
 from vaultlens.engine.search import matching_headings, rank
 
 from ..convert import ZERO_RANGE, path_to_uri, to_lsp_range
@@ -32,7 +32,7 @@ def symbols(ls: VaultServer, params: types.WorkspaceSymbolParams) -> list[types.
         state = ls.vaults[root]
         vault, limit = state.vault, state.settings.limit
         if params.query.strip():
-            hits, _ = rank(vault, parse_query(params.query, prefix=True, limit=limit, names_only=True), limit, explain=False)
+            hits, _ = rank(vault, as_you_type(params.query, limit), limit, explain=False)
             pages = [h.page for h in hits]
         else:
             pages = [vault.pages[p] for p in vault.sorted_paths()[:limit]]

@@ -9,7 +9,7 @@ from e2e_support import engine_vault, page_symbols, rel_of, symbols, wiki_search
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from vaultlens.engine.query import parse_query
+from vaultlens.engine.query import as_you_type, parse_query
 from vaultlens.engine.search import search
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # one session for the module (conftest)
@@ -42,7 +42,7 @@ async def test_page_order_is_the_engine_order(shared_client: LanguageClient, sha
     for query in QUERIES:
         expected = [
             (h.page.title, h.page.path)
-            for h in search(engine, parse_query(query, prefix=True, limit=LIMIT, names_only=True))
+            for h in search(engine, as_you_type(query, LIMIT))
         ]
         assert page_symbols(shared_vault, await symbols(shared_client, query)) == expected, query
         full = [(h.page.title, h.page.path) for h in search(engine, parse_query(query, prefix=True, limit=0))]

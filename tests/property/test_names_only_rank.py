@@ -12,6 +12,8 @@ tag; or a title or alias token starts with the partial term.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_pruned_rank import EXAMPLES, VOCABULARY, cases, contexts, described, flags
@@ -47,6 +49,10 @@ def matching(vault, query) -> set[str]:
 @example(  # a partial term starting a title token; a page holding it in its body only is out
     ({"garden.md": "gard gard gard\n", "b.md": "gard\n", "c.md": "gardens gardens\n"}, ("gard",)), 2, True, False, None
 )
+@example(  # a stand-in ("run" for "runs") in a heading: the page is named, and earns body points
+    ({"A.md": "---\ntitle: alpha\n---\n## run\n", "b.md": "---\ntitle: alpha\ntags: [run]\n---\n"}, ("beta runs",)),
+    1, True, True, None,
+)
 @given(cases, st.integers(1, 4), flags, flags, contexts)
 def test_names_only_is_the_full_ranking_of_the_pages_whose_names_match(case, limit, prefix, vocabulary, context):
     files, texts = case
@@ -55,7 +61,7 @@ def test_names_only_is_the_full_ranking_of_the_pages_whose_names_match(case, lim
     vault = build_vault(files)
     for text in texts:
         query = parse_query(text, prefix=prefix, limit=limit, context=context)
-        named = parse_query(text, prefix=prefix, limit=limit, context=context, names_only=True)
+        named = replace(parse_query(text, prefix=prefix, limit=limit, context=context), names_only=True)
         keep = matching(vault, query)
         full, _ = rank(vault, query, 0)
         kept = [h for h in full if h.page.path in keep]
