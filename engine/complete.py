@@ -14,9 +14,11 @@ from datetime import date
 from . import dailynotes
 from .edits import Change, EditError, TextEdit
 from .model import Hit, Page, Span
-from .query import parse_query
+from .query import Query, as_you_type
 from .render import link_target
-from .search import search
+from .scoring import link_prior, page_components, score_of, to_matches
+from .search import rank, search
+from .snippet import make_snippet
 from .text import index_of_utf16, tokenize, utf16_col
 from .vault import Vault
 
@@ -108,10 +110,18 @@ def _alias_matched(hit: Hit) -> str | None:
     return None
 
 
-def page_choices(vault: Vault, typed: str, limit: int, style: str = "auto") -> list[PageChoice]:
-    """Pages ranked for the text typed after ``[[`` (as-you-type), each with its insert text."""
+def _typed_query(typed: str, limit: int) -> Query:
+    return as_you_type(typed, limit, operators=False)
+
+
+def page_choices(vault: Vault, typed: str, limit: int, style: str = "auto", *, snippets: bool = True) -> list[PageChoice]:
+    """Pages ranked for the text typed after ``[[`` (as-you-type), each with its insert text:
+    those whose names match (``Query.names_only``: a page named by its body alone is not what a
+    link is being typed to), with the scores ``search`` gives them. Without ``snippets`` the
+    hits carry none (``page_detail`` gives one hit's, when the client asks for it)."""
     if typed.strip():
-        hits = search(vault, parse_query(typed, prefix=True, limit=limit, operators=False))
+        query = _typed_query(typed, limit)
+        hits = search(vault, query) if snippets else tuple(rank(vault, query, limit)[0])
     else:
         paths = sorted(vault.pages, key=lambda p: (vault.pages[p].title.casefold(), p))[:limit]
         hits = tuple(Hit(vault.pages[p], (), 0, "") for p in paths)
@@ -127,6 +137,25 @@ def page_choices(vault: Vault, typed: str, limit: int, style: str = "auto") -> l
             insert = target
         out.append(PageChoice(hit, label, insert, alias, target))
     return out
+
+
+def page_detail(vault: Vault, typed: str, path: str) -> Hit | None:
+    """The hit ``page_choices`` gives the page at ``path`` for ``typed``, with its snippet: its
+    components, link-prior and score as the ranking gives them to a page among the first
+    ``limit`` (completion has no --context and no graph walk). None when the page is gone."""
+    page = vault.pages.get(path)
+    if page is None:
+        return None
+    if not typed.strip():
+        return Hit(page, (), 0, "")
+    found = page_components(page, vault.fields[path], _typed_query(typed, 1), vault)
+    if not found:  # no longer a hit for this text (the page changed since)
+        return Hit(page, (), 0, "")
+    prior = link_prior(vault, page)
+    if prior is not None:
+        found.append(prior)
+    matched = to_matches(found)
+    return Hit(page, matched, score_of(c[3] for c in found), make_snippet(page, matched))
 
 
 def heading_choices(vault: Vault, source: str | None, target: str, typed: str) -> list[tuple[str, int]]:

@@ -6,7 +6,7 @@ import datetime as dt
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .model import Page
 from .text import query_terms, tokenize
@@ -61,6 +61,10 @@ class Query:
     include_users: bool = True  # without a user: whether users' pages are searched (idem)
     truncated: tuple[str, ...] = ()  # what the caps above cut, one sentence each
     weak: tuple[str, ...] = ()  # terms that count only in phrase and exact-name channels (``weak_terms``)
+    # the as-you-type surfaces (workspace symbols, ``[[`` completion): only the pages whose names
+    # match (``scoring.name_matches``), with the scores the full ranking gives them. Set with
+    # ``as_you_type``, not a ``parse_query`` option (no other surface offers it)
+    names_only: bool = False
     mtime_of: Callable[[str], float | None] | None = field(default=None, compare=False, hash=False)
 
     @property
@@ -235,6 +239,12 @@ def parse_query(
         truncated=tuple(truncated),
         mtime_of=mtime_of,
     )
+
+
+def as_you_type(text: str, limit: int, *, operators: bool = True) -> Query:
+    """The query of an as-you-type surface (workspace symbols, ``[[`` completion): prefix on,
+    the pages whose names match only (``Query.names_only``)."""
+    return replace(parse_query(text, prefix=True, limit=limit, operators=operators), names_only=True)
 
 
 def weak_terms(tokens: tuple[str, ...], terms: tuple[str, ...], partial: str | None = None) -> tuple[str, ...]:

@@ -770,9 +770,73 @@ def to_matches(components: list[Component]) -> tuple[Match, ...]:
 
 
 def candidates(vault: Vault, query: Query, plan: Plan | None = None) -> set[str]:
-    """Pages that can score for the query, from the inverted indexes (never every page)."""
+    """Pages that can score for the query, from the inverted indexes (never every page); with
+    ``query.names_only``, only those whose names match (``name_matches``)."""
     if plan is None:
         plan = make_plan(vault, query)
+    if query.names_only:
+        return _named_candidates(vault, query, plan)
+    return _candidates(vault, query, plan)
+
+
+def _candidate_words(tp: TermPlan) -> tuple[str, ...]:
+    """The words whose postings make a page a candidate for one term: the term, a synonym's
+    first word, its stems, folded forms and typo corrections."""
+    return (tp.term, *(synonym[0] for synonym in tp.synonyms), *tp.stems, *tp.folded, *tp.fuzzy)
+
+
+def name_words(tp: TermPlan) -> set[str]:
+    """The words that match one term in a page's names: the term and every word standing in for
+    it (stems, folded forms, typo corrections, the words of its synonyms), as ``topk.Bounds``
+    counts them."""
+    words = {tp.term, *tp.stems, *tp.folded, *tp.fuzzy}
+    for synonym in tp.synonyms:
+        words.update(synonym)
+    return words
+
+
+def name_matches(vault: Vault, query: Query, plan: Plan) -> set[str]:
+    """The pages whose names match the query: a query term or a word standing in for one
+    (``name_words``) is a token of the page's title, an alias, a heading, its path (folders and
+    file name) or a tag; or, as-you-type, a title or alias token starts with the partial term
+    (one of the tokens ``candidates`` expands it to). Weak words (``Query.weak``) match no name:
+    "the" is in thousands of titles. Some of these pages may not be candidates (a folder name
+    is no posting)."""
+    found: set[str] = set()
+    indexes = (vault.name_postings, vault.tag_postings, vault.heading_postings, vault.path_postings)
+    for tp in plan.terms:
+        for word in name_words(tp):
+            for index in indexes:
+                found.update(index.get(word, ()))
+    partial = query.partial
+    if partial:
+        for token in vault.name_tokens_with_prefix(partial):
+            found.update(vault.name_postings.get(token, ()))
+    return found
+
+
+def _named_candidates(vault: Vault, query: Query, plan: Plan) -> set[str]:
+    """``candidates`` & ``name_matches``, without the body postings when it can: a page holding
+    a candidate word in its title, an alias or a tag is in that word's postings (each of those
+    tokens is), as is a page with a name token the partial term expands to; only the rest
+    (headings, folders, a synonym's later words) is checked against every candidate."""
+    sure: set[str] = set()
+    names, tags = vault.name_postings, vault.tag_postings
+    for tp in plan.terms:
+        for word in _candidate_words(tp):
+            sure.update(names.get(word, ()))
+            sure.update(tags.get(word, ()))
+    partial = query.partial
+    if partial:
+        for token in vault.name_tokens_with_prefix(partial):
+            sure.update(names.get(token, ()))
+    unsure = name_matches(vault, query, plan) - sure
+    if unsure:
+        sure |= unsure & _candidates(vault, query, plan)
+    return sure
+
+
+def _candidates(vault: Vault, query: Query, plan: Plan) -> set[str]:
     found: set[str] = set()
     postings = vault.postings
     for tp in plan.terms:

@@ -327,6 +327,13 @@ def top_components(
     phrase_max = max(bounds.exact_max, _LEAF_EXACT) + _HEADING_EXACT
     for path in in_all_meta or ():
         bound[path] = bound.get(path, base) + phrase_max
+    if query.names_only:
+        # The body postings below bring in no page (``minor``): the candidates a stand-in brought
+        # in by a heading or folder token (which earns nothing there) start at ``base`` too, and
+        # get their body points as the others do.
+        for path in found_in:
+            if path not in bound and path not in strong:
+                bound[path] = base
     # Body points, per term at most its tier of 3 or more occurrences. Terms whose maxima,
     # smallest first, cannot lift a page holding only them to the bar are not enumerated ("the"
     # is in every page): only looked up in the pages the other terms, prefixes and meta tokens
@@ -343,6 +350,11 @@ def top_components(
     while minor < len(body) and reach + body[minor][0] < floor:
         reach += body[minor][0]
         minor += 1
+    if query.names_only:
+        # only the candidates whose names match (``scoring.name_matches``): the strong ones are
+        # done, the others are in ``bound`` already (a tag, heading or path token, a prefix), and
+        # every term is looked up in those alone (the body postings bring in no page)
+        minor = len(body)
     # Each enumerated term walks its postings once (every holder gets the tier of one
     # occurrence, or the stand-in points when those are more), then its pages of two, and of
     # three or more, occurrences (``Vault.body_twice``, ``body_thrice``) get the difference: no

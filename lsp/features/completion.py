@@ -4,7 +4,9 @@ and tags after ``#`` in the body or on an item of the frontmatter ``tags``, most
 The engine's order is kept by every common client: ``sortText`` is the zero-padded rank, and
 ``filterText`` starts with exactly what the user typed (so fuzzy filters score every item alike
 and fall back to ``sortText``), with the label after it so typing more still narrows sensibly.
-``isIncomplete`` makes the client ask again on the next keystroke.
+``isIncomplete`` makes the client ask again on the next keystroke. A client that resolves an
+item's ``documentation`` (``completionItem/resolve``, as VS Code does for the item it shows)
+gets page items without it, and so without their snippets: resolve makes one page's.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from datetime import date
 
 from lsprotocol import types
+from pygls.capabilities import get_capability
 
 from vaultlens.engine.complete import (
     BlockChoice,
@@ -23,9 +26,11 @@ from vaultlens.engine.complete import (
     heading_choices,
     link_context,
     page_choices,
+    page_detail,
 )
 from vaultlens.engine.dailynotes import asks_first
 from vaultlens.engine.edits import EditError
+from vaultlens.engine.model import Hit
 from vaultlens.engine.render import breakdown_table
 from vaultlens.engine.tags import tag_completion
 from vaultlens.engine.vault import Vault
@@ -134,12 +139,45 @@ def _block_item(
     return item
 
 
+def _page_doc(hit: Hit) -> types.MarkupContent:
+    """A page item's documentation: title, score and path, the breakdown table, the snippet."""
+    doc_md = f"**{hit.page.title}** · score {hit.score} · `{hit.page.path}`"
+    if hit.matched:
+        doc_md += "\n\n" + breakdown_table(hit.matched)
+    if hit.snippet:
+        doc_md += "\n\n> " + hit.snippet
+    return types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc_md)
+
+
+def _resolves_documentation(ls: VaultServer) -> bool:
+    """Whether the client fills an item's ``documentation`` in through ``completionItem/resolve``
+    (VS Code does, for the item shown): then page items leave it, and their snippets, to it."""
+    props = get_capability(ls.client_capabilities, "text_document.completion.completion_item.resolve_support.properties", None)
+    return "documentation" in (props or ())
+
+
 def register(server: VaultServer) -> None:
-    """Register ``textDocument/completion``."""
+    """Register ``textDocument/completion`` and ``completionItem/resolve``."""
+
+    @server.feature(types.COMPLETION_ITEM_RESOLVE)
+    def completion_item_resolve(ls: VaultServer, item: types.CompletionItem) -> types.CompletionItem:
+        # a page item's documentation, deferred (``data``: its vault, page and the text typed)
+        data = item.data
+        if item.documentation is not None or not isinstance(data, dict) or data.get("kind") != "page":
+            return item
+        root = data.get("root")
+        state = ls.vaults.get(root) if isinstance(root, str) else None
+        path, typed = data.get("path"), data.get("typed")
+        if state is None or not isinstance(path, str) or not isinstance(typed, str):
+            return item
+        hit = page_detail(state.vault, typed, path)
+        if hit is not None:
+            item.documentation = _page_doc(hit)
+        return item
 
     @server.feature(
         types.TEXT_DOCUMENT_COMPLETION,
-        types.CompletionOptions(trigger_characters=TRIGGERS, resolve_provider=False),
+        types.CompletionOptions(trigger_characters=TRIGGERS, resolve_provider=True),
     )
     def completion(ls: VaultServer, params: types.CompletionParams) -> types.CompletionList | None:
         found = ls.state_for_uri(params.text_document.uri)
@@ -163,20 +201,18 @@ def register(server: VaultServer) -> None:
             first = asks_first(ctx.typed)
             if first:
                 items += _daily_items(state, ctx, line_no, 0)
-            choices = page_choices(state.vault, ctx.typed, state.settings.limit, state.settings.link_style)
+            lazy = _resolves_documentation(ls)
+            choices = page_choices(state.vault, ctx.typed, state.settings.limit, state.settings.link_style,
+                                   snippets=not lazy)
             for rank, choice in enumerate(choices):
                 hit = choice.hit
-                doc_md = f"**{hit.page.title}** · score {hit.score} · `{hit.page.path}`"
-                if hit.matched:
-                    doc_md += "\n\n" + breakdown_table(hit.matched)
-                if hit.snippet:
-                    doc_md += "\n\n> " + hit.snippet
                 items.append(
                     types.CompletionItem(
                         label=choice.label,
                         kind=types.CompletionItemKind.File,
                         detail=f"{hit.score} · {hit.page.path}",
-                        documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc_md),
+                        documentation=None if lazy else _page_doc(hit),
+                        data={"kind": "page", "root": state.root, "path": hit.page.path, "typed": ctx.typed} if lazy else None,
                         sort_text=f"{len(items):05d}",
                         filter_text=f"{ctx.typed}{choice.label}" if ctx.typed else choice.label,
                         text_edit=_edit(line_no, ctx.start, ctx.end, ctx.page_text(choice)),

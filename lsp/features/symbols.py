@@ -1,13 +1,15 @@
 """``workspace/symbol``: pages ranked by the engine as the user types (prefix channel on).
 
-The ranking is ``engine.search``'s (``rank``: the same order and scores as ``search``, without
-the snippets a symbol list does not show)."""
+The pages whose names match the query (title, alias, heading, path or tag: ``Query.names_only``),
+in ``engine.search``'s ranking (``rank``: the same order and scores as ``search`` gives them,
+without the snippets a symbol list does not show). A page matched by its body alone is left
+out, as in Obsidian's quick switcher; ``wiki/search`` finds it."""
 
 from __future__ import annotations
 
 from lsprotocol import types
 
-from vaultlens.engine.query import parse_query
+from vaultlens.engine.query import as_you_type
 from vaultlens.engine.search import matching_headings, rank
 
 from ..convert import ZERO_RANGE, path_to_uri, to_lsp_range
@@ -30,7 +32,7 @@ def symbols(ls: VaultServer, params: types.WorkspaceSymbolParams) -> list[types.
         state = ls.vaults[root]
         vault, limit = state.vault, state.settings.limit
         if params.query.strip():
-            hits, _ = rank(vault, parse_query(params.query, prefix=True, limit=limit), limit, explain=False)
+            hits, _ = rank(vault, as_you_type(params.query, limit), limit, explain=False)
             pages = [h.page for h in hits]
         else:
             pages = [vault.pages[p] for p in vault.sorted_paths()[:limit]]

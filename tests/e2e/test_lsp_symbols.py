@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from e2e_support import engine_vault, page_symbols, rel_of, symbols
+from e2e_support import engine_vault, page_symbols, rel_of, symbols, wiki_search
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from vaultlens.engine.query import parse_query
+from vaultlens.engine.query import as_you_type, parse_query
 from vaultlens.engine.search import search
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # one session for the module (conftest)
@@ -35,14 +35,25 @@ QUERIES = [
 
 
 async def test_page_order_is_the_engine_order(shared_client: LanguageClient, shared_vault: Path):
-    """For each query, the page symbols are exactly the engine's hits (prefix on), in order."""
+    """For each query, the page symbols are exactly the engine's hits (prefix on, the pages
+    whose names match), in order: those of the full search, in its order, less the pages
+    found by their body alone."""
     engine = engine_vault(shared_vault)
     for query in QUERIES:
         expected = [
             (h.page.title, h.page.path)
-            for h in search(engine, parse_query(query, prefix=True, limit=LIMIT))
+            for h in search(engine, as_you_type(query, LIMIT))
         ]
         assert page_symbols(shared_vault, await symbols(shared_client, query)) == expected, query
+        full = [(h.page.title, h.page.path) for h in search(engine, parse_query(query, prefix=True, limit=0))]
+        assert [hit for hit in full if hit in expected] == expected, query
+
+
+async def test_a_page_found_by_its_body_alone_is_no_symbol(shared_client: LanguageClient, shared_vault: Path):
+    """Home mentions graph RAG in its body only: wiki/search finds it, workspace/symbol does not."""
+    found = await wiki_search(shared_client, {"query": "graph rag", "limit": 50})
+    assert "Home.md" in [hit["file"] for hit in found["hits"]]
+    assert "Home.md" not in [path for _title, path in page_symbols(shared_vault, await symbols(shared_client, "graph rag"))]
 
 
 async def test_rankings_a_person_would_expect(shared_client: LanguageClient, shared_vault: Path):

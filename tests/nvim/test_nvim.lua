@@ -317,7 +317,9 @@ local function main()
   vim.api.nvim_buf_set_lines(home, -1, -1, false, { "" })
   local labels, items = complete(home, "See [[graph")
   check(labels[1] == "Graph RAG", "[[graph offers Graph RAG first", show(labels))
-  check(#labels == 4, "completion.limit = 4 from setup({ settings }) reaches the server", show(labels))
+  -- (only pages whose names match are offered: "[[r" names seven of them)
+  local limited = complete(home, "See [[r")
+  check(#limited == 4, "completion.limit = 4 from setup({ settings }) reaches the server", show(limited))
   local doc = items[1] and items[1].documentation
   doc = type(doc) == "table" and doc.value or doc or ""
   check(doc:find("| channel | term | field | hits | points |", 1, true) ~= nil, "the completion documentation holds the breakdown table", doc)

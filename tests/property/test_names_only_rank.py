@@ -1,0 +1,77 @@
+"""The as-you-type surfaces' ranking (``Query.names_only``) is the full ranking filtered.
+
+Workspace symbols and ``[[`` completion list the pages whose names match the query, ranked as
+``search`` ranks them. These tests compare ``rank`` and ``search`` with ``names_only`` hit for
+hit (path, score, every component, the snippet) with the full ranking, every hit scored, with
+the pages whose names do not match left out, on the random vaults of ``test_pruned_rank.py``.
+What "the names match" means is written out here from the pages' fields, apart from the engine's
+``scoring.name_matches``: a query term, or a word standing in for one (stem, folded form, typo
+correction, a word of a synonym), is a token of the title, an alias, a heading, the path or a
+tag; or a title or alias token starts with the partial term.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from test_pruned_rank import EXAMPLES, VOCABULARY, cases, contexts, described, flags
+from vaultkit import build_vault
+
+from vaultlens.engine.query import parse_query
+from vaultlens.engine.scoring import make_plan
+from vaultlens.engine.search import rank, search
+
+
+def matching(vault, query) -> set[str]:
+    """The pages whose names match ``query`` (see the module docstring)."""
+    words: set[str] = set()
+    for tp in make_plan(vault, query).terms:
+        words.update((tp.term, *tp.stems, *tp.folded, *tp.fuzzy))
+        for synonym in tp.synonyms:
+            words.update(synonym)
+    partial = query.partial
+    out = set()
+    for path, f in vault.fields.items():
+        names = f.title_set | f.alias_set | f.heading_set | f.path_tokens | f.tag_names | f.tag_tokens
+        prefixed = partial is not None and any(t.startswith(partial) for t in (*f.title_set, *f.alias_set))
+        if prefixed or not words.isdisjoint(names):
+            out.add(path)
+    return out
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@example(  # a body-only page is left out; a page named by a heading or a folder stays
+    ({"a.md": "river river river\n", "b.md": "## river\n", "river/c.md": "river\n", "d.md": "---\ntitle: river\n---\n"},
+     ("river",)), 2, False, False, None,
+)
+@example(  # a partial term starting a title token; a page holding it in its body only is out
+    ({"garden.md": "gard gard gard\n", "b.md": "gard\n", "c.md": "gardens gardens\n"}, ("gard",)), 2, True, False, None
+)
+@example(  # a stand-in ("run" for "runs") in a heading: the page is named, and earns body points
+    ({"A.md": "---\ntitle: alpha\n---\n## run\n", "b.md": "---\ntitle: alpha\ntags: [run]\n---\n"}, ("beta runs",)),
+    1, True, True, None,
+)
+@given(cases, st.integers(1, 4), flags, flags, contexts)
+def test_names_only_is_the_full_ranking_of_the_pages_whose_names_match(case, limit, prefix, vocabulary, context):
+    files, texts = case
+    if vocabulary:
+        files = {**files, "_vocabulary.md": VOCABULARY}
+    vault = build_vault(files)
+    for text in texts:
+        query = parse_query(text, prefix=prefix, limit=limit, context=context)
+        named = replace(parse_query(text, prefix=prefix, limit=limit, context=context), names_only=True)
+        keep = matching(vault, query)
+        full, _ = rank(vault, query, 0)
+        kept = [h for h in full if h.page.path in keep]
+        pruned, _ = rank(vault, named, limit)
+        assert described(pruned) == described(kept[:limit]), text
+        unpruned, _ = rank(vault, named, 0)
+        assert described(unpruned) == described(kept), text
+        # ``search`` (``[[`` completion): the same hits, with the snippets the full search gives them
+        snippets = {h.page.path: h.snippet for h in search(vault, parse_query(text, prefix=prefix, limit=0, context=context))}
+        found = search(vault, named)
+        assert [(*d, h.snippet) for d, h in zip(described(found), found)] == [
+            (*d, snippets[h.page.path]) for d, h in zip(described(kept[:limit]), kept[:limit])
+        ], text
