@@ -7,11 +7,7 @@ start leaves each stored index and page as stored until first read, which the fi
 after a start would otherwise pay for). Such work runs
 in slices of at most ``SLICE`` seconds and pauses at once when a message is waiting
 (``VaultServer.input_pending``), so a request that arrives meanwhile waits for one page's work
-at most, once the stdin reader has seen it. The reader is a thread, and it sees the message only
-when it gets the interpreter lock: the slice's ``time.sleep(0)`` seldom hands it over, and the
-lock's forced switch comes after 5 ms, so a slice is 1 ms (at 10 ms, a client sending requests
-back to back waited ~10 ms for each: workspace/symbol p50 with whole titles 15-20 ms over stdio
-at 10,000 pages while the engine took 2-3 ms). The diagnostics push also waits until the client has been quiet for ``IDLE`` seconds
+at most. The diagnostics push also waits until the client has been quiet for ``IDLE`` seconds
 (no message), or ``STARVE`` seconds at most (a client that never pauses still gets it, a slice
 at a time); the preparation only for the worker to be idle.
 
@@ -29,7 +25,7 @@ from vaultlens.engine.vault import INDEX_NAMES
 from .server import VaultServer, VaultState
 
 log = logging.getLogger("vaultlens")
-SLICE = 0.001
+SLICE = 0.01
 PAUSE = 0.004
 IDLE = 0.2
 STARVE = 2.0
