@@ -112,6 +112,7 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
 
     points = RELATED_POINTS
     cap = RELATED_CAP
+    cited_worth, shared_worth = points["co-cited"], points["shared-link"]
 
     def co_citers(other: str) -> set[str]:
         """The pages linking to both (the co-cited count's members)."""
@@ -144,43 +145,40 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
         scores[other] = scores.get(other, 0) + points["typed-edge"] * len(predicates)
     for other, shared in tags.items():
         scores[other] = scores.get(other, 0) + points["shared-tag"] * len(shared)
-    worth = points["title-term"]
     for other, tokens in words.items():
-        scores[other] = scores.get(other, 0) + worth * min(len(tokens), cap)
-    worth = points["shared-link"]
+        scores[other] = scores.get(other, 0) + points["title-term"] * min(len(tokens), cap)
     for other, n in sharing.items():
         if other in scores:
-            scores[other] += worth * min(n, cap)
+            scores[other] += shared_worth * min(n, cap)
     cited: dict[str, int] = {}
     by_most: dict[int | float, list[str]] = defaultdict(list)
     for other, value in scores.items():
         by_most[value].append(other)
-    worth, best = points["co-cited"], []  # best: a min-heap of the limit best scores so far
+    best: list[int | float] = []  # a min-heap of the limit best scores so far
     for value in sorted(by_most, reverse=True):
-        if 0 < limit <= len(best) and value + worth * cap < best[0]:
+        if 0 < limit <= len(best) and value + cited_worth * cap < best[0]:
             break  # neither these nor any below can reach the first ``limit``
         for other in by_most[value]:
             n = count(other)
             if n:
                 cited[other] = n
-                scores[other] = value + worth * min(n, cap)
+                scores[other] = value + cited_worth * min(n, cap)
             if len(best) < limit:
                 heapq.heappush(best, scores[other])
             elif best and best[0] < scores[other]:
                 heapq.heapreplace(best, scores[other])
-    most = sum(points[channel] * cap for channel in ("co-cited", "shared-link"))
-    only_cited = points["co-cited"] * cap  # the most a page only co-cited can earn
+    only_cited = cited_worth * cap  # the most a page only co-cited can earn
+    most = only_cited + shared_worth * cap  # and one only co-cited and sharing links
     if 0 < limit <= len(best) and only_cited < best[0] <= most and counts is None:
         # of the pages neither linked nor tagged, only those sharing a link may reach the
         # first ``limit``: their co-citations, one by one
-        worth_shared = points["shared-link"]
-        for other, n in sharing.items():
-            if other not in scores and worth_shared * min(n, cap) + only_cited >= best[0]:
-                value = worth_shared * min(n, cap)
+        for other, shared in sharing.items():
+            value = shared_worth * min(shared, cap)
+            if other not in scores and value + only_cited >= best[0]:
                 n = count(other)
                 if n:
                     cited[other] = n
-                scores[other] = value + worth * min(n, cap)
+                scores[other] = value + cited_worth * min(n, cap)
     elif not 0 < limit <= len(best) or best[0] <= most:
         # the pages only co-cited or sharing a link may reach the first ``limit``: count every
         # co-citation (and those of the candidates not reached above)
@@ -190,11 +188,10 @@ def related(vault: Vault, path: str, limit: int = 5) -> tuple[Hit, ...]:
         for other, n in counts.items():
             if other not in cited:
                 cited[other] = n
-                scores[other] = scores.get(other, 0) + worth * min(n, cap)
-        worth = points["shared-link"]
+                scores[other] = scores.get(other, 0) + cited_worth * min(n, cap)
         for other, n in sharing.items():
             if other not in primary:
-                scores[other] = scores.get(other, 0) + worth * min(n, cap)
+                scores[other] = scores.get(other, 0) + shared_worth * min(n, cap)
 
     def titles(paths: set[str]) -> str:
         return ", ".join(sorted(vault.pages[p].title for p in paths)[:cap])

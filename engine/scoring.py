@@ -808,9 +808,16 @@ def name_matches(vault: Vault, query: Query, plan: Plan) -> set[str]:
         for word in name_words(tp):
             for index in indexes:
                 found.update(index.get(word, ()))
-    partial = query.partial
-    if partial:
-        for token in vault.name_tokens_with_prefix(partial):
+    found |= _prefixed(vault, query)
+    return found
+
+
+def _prefixed(vault: Vault, query: Query) -> set[str]:
+    """As-you-type: the pages with a title or alias token the partial term expands to (the
+    first ``PREFIX_TOKENS`` name tokens that start with it)."""
+    found: set[str] = set()
+    if query.partial:
+        for token in vault.name_tokens_with_prefix(query.partial):
             found.update(vault.name_postings.get(token, ()))
     return found
 
@@ -826,10 +833,7 @@ def _named_candidates(vault: Vault, query: Query, plan: Plan) -> set[str]:
         for word in _candidate_words(tp):
             sure.update(names.get(word, ()))
             sure.update(tags.get(word, ()))
-    partial = query.partial
-    if partial:
-        for token in vault.name_tokens_with_prefix(partial):
-            sure.update(names.get(token, ()))
+    sure |= _prefixed(vault, query)
     unsure = name_matches(vault, query, plan) - sure
     if unsure:
         sure |= unsure & _candidates(vault, query, plan)
@@ -837,16 +841,9 @@ def _named_candidates(vault: Vault, query: Query, plan: Plan) -> set[str]:
 
 
 def _candidates(vault: Vault, query: Query, plan: Plan) -> set[str]:
-    found: set[str] = set()
+    found = _prefixed(vault, query)
     postings = vault.postings
     for tp in plan.terms:
-        found.update(postings.get(tp.term, ()))
-        for synonym in tp.synonyms:
-            found.update(postings.get(synonym[0], ()))
-        for variant in (*tp.stems, *tp.folded, *tp.fuzzy):
-            found.update(postings.get(variant, ()))
-    partial = query.partial
-    if partial:
-        for token in vault.name_tokens_with_prefix(partial):
-            found.update(vault.name_postings.get(token, ()))
+        for word in _candidate_words(tp):
+            found.update(postings.get(word, ()))
     return found

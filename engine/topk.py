@@ -26,7 +26,7 @@ from .model import Page
 from .query import Query, passes_filters
 from .scoring import (
     Plan, PostedCounts, TermPlan, TextCounts, bm25_norm, body_components, body_most, counts_of, fixed, head_components, indexed_outside_body, link_prior,
-    score_of, starts_with_typed,
+    name_words, score_of, starts_with_typed,
 )
 from .vault import PREFIX_TOKENS, Vault
 from .weights import (
@@ -508,9 +508,7 @@ class Bounds:
         # per term with stand-ins worth body points: the words of each kind (``_body_stand_ins``)
         self.body_stand_ins: list[tuple[tuple[str, ...], ...] | None] = []
         for tp in plan.terms:
-            stand_for = {tp.term, *tp.stems, *tp.folded, *tp.fuzzy}
-            for synonym in tp.synonyms:
-                stand_for.update(synonym)
+            stand_for = name_words(tp)
             self.stand_fors.append(frozenset(stand_for))
             self.words.update(stand_for)
             title, alias, tag, body = stand_ins(tp)
