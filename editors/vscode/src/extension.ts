@@ -501,21 +501,7 @@ class Vaultlens implements vscode.Disposable {
       }
       timer = setTimeout(() => void run(value), SEARCH_DEBOUNCE_MS);
     });
-    qp.onDidAccept(() => {
-      const item = qp.selectedItems[0] ?? qp.activeItems[0];
-      if (item) {
-        qp.hide();
-        void openHit(item);
-      }
-    });
-    qp.onDidTriggerItemButton((e) => {
-      qp.hide();
-      if (e.button === INSERT_LINK) {
-        void insertLink(editor, e.item.hit.wikilink);
-      } else {
-        void openHit(e.item, vscode.ViewColumn.Beside);
-      }
-    });
+    openOnPick(qp, editor);
     qp.onDidHide(() => {
       if (timer) {
         clearTimeout(timer);
@@ -567,21 +553,7 @@ class Vaultlens implements vscode.Disposable {
     qp.placeholder = "Pick a page to open (ranked by links, shared tags, co-citation and titles)";
     qp.matchOnDescription = true;
     qp.items = result.hits.map((hit) => ({ ...relatedItem(hit), buttons: [OPEN_TO_SIDE, INSERT_LINK], hit, root }));
-    qp.onDidAccept(() => {
-      const item = qp.selectedItems[0] ?? qp.activeItems[0];
-      if (item) {
-        qp.hide();
-        void openHit(item);
-      }
-    });
-    qp.onDidTriggerItemButton((e) => {
-      qp.hide();
-      if (e.button === INSERT_LINK) {
-        void insertLink(editor, e.item.hit.wikilink);
-      } else {
-        void openHit(e.item, vscode.ViewColumn.Beside);
-      }
-    });
+    openOnPick(qp, editor);
     qp.onDidHide(() => qp.dispose());
     qp.show();
   }
@@ -601,6 +573,25 @@ function selectedText(editor: vscode.TextEditor | undefined): string {
   }
   const text = editor.document.getText(editor.selection);
   return text.includes("\n") ? "" : text.trim();
+}
+
+/** A picker of hits: Enter opens the page, its buttons open it to the side or insert its link. */
+function openOnPick(qp: vscode.QuickPick<HitItem>, editor: vscode.TextEditor | undefined): void {
+  qp.onDidAccept(() => {
+    const item = qp.selectedItems[0] ?? qp.activeItems[0];
+    if (item) {
+      qp.hide();
+      void openHit(item);
+    }
+  });
+  qp.onDidTriggerItemButton((e) => {
+    qp.hide();
+    if (e.button === INSERT_LINK) {
+      void insertLink(editor, e.item.hit.wikilink);
+    } else {
+      void openHit(e.item, vscode.ViewColumn.Beside);
+    }
+  });
 }
 
 async function openHit(item: HitItem, column?: vscode.ViewColumn): Promise<void> {
