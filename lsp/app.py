@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -50,7 +51,8 @@ def build_server() -> VaultServer:
     return server
 
 
-# The cyclic collector's first threshold: 50,000 objects, not 700. The vault is frozen out of
+# The cyclic collector's first threshold until the server takes its runs into idle time
+# (lsp/idle.py, from `initialized` on): 50,000 objects, not 700. The vault is frozen out of
 # its sight once loaded, requests make almost no cycles (a benchmark session at 10,000 pages:
 # 674 objects found in 123 collections), and with the default a young collection ran every few
 # keystrokes, an older one (~1.5 ms) within one request in twenty-five.

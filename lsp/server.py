@@ -245,6 +245,7 @@ class VaultServer(LanguageServer):
         self.init_options: Any = None
         self.client_settings: Any = None
         self.index_tasks: list[asyncio.Task] = []
+        self.collector: asyncio.Future | None = None  # the cyclic collector's idle-time runs (lsp/idle.py)
         self.worker = Worker()  # runs the long requests off the event loop (lsp/worker.py)
         # Set by lsp.transport while it dispatches a didChange whose document changes again
         # before the next request: apply the text, skip the re-parse.

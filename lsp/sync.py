@@ -70,6 +70,7 @@ def register(server: VaultServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: VaultServer, params: types.InitializedParams) -> None:
+        idle.start_collector(ls)
         await _register_watchers(ls)
         await _pull_configuration(ls)
         for state in list(ls.vaults.values()):
