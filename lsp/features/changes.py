@@ -66,9 +66,13 @@ def open_documents(ls: VaultServer, state: VaultState) -> dict[str, TextDocument
     return out
 
 
-def texts_for(ls: VaultServer, state: VaultState) -> Callable[[str], str | None]:
-    """A page's current text by vault-relative path: the open buffer's, else the disk's."""
-    docs = open_documents(ls, state)
+def texts_for(
+    ls: VaultServer, state: VaultState, docs: dict[str, TextDocument] | None = None
+) -> Callable[[str], str | None]:
+    """A page's current text by vault-relative path: the open buffer's, else the disk's
+    (``docs``: ``open_documents``, when the caller has it at hand: it resolves every buffer's path)."""
+    if docs is None:
+        docs = open_documents(ls, state)
 
     def text_of(rel: str) -> str | None:
         doc = docs.get(rel)

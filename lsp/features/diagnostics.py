@@ -58,11 +58,12 @@ def _rules(state: VaultState) -> Rules:
     return Rules(unresolved=None if severity == "off" else severity)
 
 
-def findings(ls: VaultServer, state: VaultState, rel: str) -> tuple[Finding, ...]:
-    """The findings of one page under the vault's settings (none when diagnostics are off)."""
+def findings(ls: VaultServer, state: VaultState, rel: str, docs: dict | None = None) -> tuple[Finding, ...]:
+    """The findings of one page under the vault's settings (none when diagnostics are off);
+    ``docs``: ``open_documents``, when the caller has it (pushing the vault, page by page)."""
     if not state.settings.diagnostics_enabled:
         return ()
-    return diagnose(state.vault, rel, _rules(state), texts_for(ls, state)) + mentions.findings(state, rel)
+    return diagnose(state.vault, rel, _rules(state), texts_for(ls, state, docs)) + mentions.findings(state, rel)
 
 
 def to_diagnostic(state: VaultState, finding: Finding, docs: dict) -> types.Diagnostic:
@@ -91,7 +92,7 @@ def publish(ls: VaultServer, state: VaultState, rel: str, docs: dict) -> None:
     wanted: tuple[Finding, ...] = ()
     if rel in state.vault.pages and not (is_open and pulls(ls)):
         if is_open or state.settings.diagnostics_scope == "vault":
-            wanted = findings(ls, state, rel)
+            wanted = findings(ls, state, rel, docs)
     previous = cache.get(rel)
     if previous is None and not wanted:
         return
@@ -221,7 +222,7 @@ def _keep_for_workspace(ls: VaultServer, state: VaultState, rel: str, docs: dict
     assert keep is not None
     wanted: tuple[Finding, ...] = ()
     if rel in state.vault.pages and state.settings.diagnostics_scope == "vault":
-        wanted = findings(ls, state, rel)
+        wanted = findings(ls, state, rel, docs)
     if wanted:
         keep[rel] = wanted
     else:
@@ -263,7 +264,7 @@ async def workspace_report(
             is_open = rel in state.open_docs
             if is_open and pulls(ls):
                 continue  # answered by textDocument/diagnostic
-            found = findings(ls, state, rel) if is_open else keep.get(rel, ())
+            found = findings(ls, state, rel, docs) if is_open else keep.get(rel, ())
             uri = uri_of(state, rel, docs)
             version = docs[rel].version if rel in docs else None
             rid = result_id(uri, found)
@@ -299,7 +300,7 @@ def register(server: VaultServer) -> None:
         state, rel = found
         await wait_indexed(state)
         docs = open_documents(ls, state)
-        got = findings(ls, state, rel)
+        got = findings(ls, state, rel, docs)
         rid = result_id(params.text_document.uri, got)  # as the workspace pull's: unchanged when equal
         if params.previous_result_id == rid:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
