@@ -11,6 +11,7 @@ For each vault it ranks, in one process and without the persistent index:
 - every page title (at most ``--titles`` of them, an even sample in path order), whole;
 - the first half of each title's words (what people type for a page they half remember);
 - 2- and 3-letter prefixes of titles as-you-type (prefix on, operators off: completion's input);
+- the titles, halves and prefixes as workspace/symbol asks them (``as_you_type``: names only);
 - the shared dev sets' link texts and questions when ``../shared/eval`` has them for the vault.
 
 Each query is answered at limits 10 and 50 (the payload ``search --json --hints`` prints: hits,
@@ -30,13 +31,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED_EVAL = os.path.join(HERE, "..", "..", "shared", "eval")  # --eval overrides (a worktree elsewhere)
 
 try:  # the installed package (``vaultlens.engine``), or a checkout from before it had that name
-    from vaultlens.engine.query import parse_query
+    from vaultlens.engine.query import as_you_type, parse_query
     from vaultlens.engine.render import search_payload
     from vaultlens.engine.scan import load_vault
     from vaultlens.engine.search import rank, search
 except ImportError:  # pragma: no cover - older checkouts
     sys.path.insert(0, os.path.join(HERE, ".."))
-    from vaultlens.engine.query import parse_query  # type: ignore[no-redef]
+    from vaultlens.engine.query import as_you_type, parse_query  # type: ignore[no-redef]
     from vaultlens.engine.render import search_payload  # type: ignore[no-redef]
     from vaultlens.engine.scan import load_vault  # type: ignore[no-redef]
     from vaultlens.engine.search import rank, search  # type: ignore[no-redef]
@@ -84,6 +85,9 @@ def dump(root: str, out, titles_max: int) -> int:
                 if style == "question":
                     query = parse_query(q, limit=10, rank="hybrid")
                     answers.append(("hybrid", search_payload(vault, query, search(vault, query))))
+            if style in ("title", "half", "prefix"):
+                hits, _ = rank(vault, as_you_type(q, 50), 50, explain=False)
+                answers.append(("symbol", [[h.page.path, h.score] for h in hits]))
             for mode, answer in answers:
                 out.write(json.dumps({"vault": os.path.basename(os.path.normpath(root)), "style": style,
                                       "query": q, "mode": mode, "answer": answer},
