@@ -29,6 +29,8 @@ class SearchIndex:
 
     - ``postings``: every token of every field -> pages; ``stem_tokens``: stem -> those tokens;
     - ``name_postings``: title and alias tokens only, and ``sorted_name_tokens`` (prefixes);
+    - ``first_postings``: the first token of the title and of each alias (a name that starts
+      with what is typed: prefix-phrase, without decoding the pages a prefix brings in);
     - ``tag_postings``, ``heading_postings``, ``path_postings``: one index per field (search's
       upper bounds: each channel bounds only the pages holding a query word there);
     - ``body_twice``, ``body_thrice``: body tokens -> the pages holding them twice, and three
@@ -40,13 +42,15 @@ class SearchIndex:
     """
 
     LISTS = (
-        "postings", "name_postings", "tag_postings", "heading_postings", "path_postings", "body_twice", "body_thrice"
+        "postings", "name_postings", "first_postings", "tag_postings", "heading_postings", "path_postings",
+        "body_twice", "body_thrice",
     )  # its key -> paths indexes, in a snapshot and a bulk part
 
     def __init__(self) -> None:
         self.postings = PathIndex()
         self.stem_tokens: dict[str, set[str]] = {}
         self.name_postings = PathIndex()
+        self.first_postings = PathIndex()
         self.tag_postings = PathIndex()
         self.heading_postings = PathIndex()
         self.path_postings = PathIndex()
@@ -70,7 +74,7 @@ class SearchIndex:
         path, and merging parts is joining bytes.
         """
         lists: dict[str, dict[str, list[str]]] = {name: {} for name in SearchIndex.LISTS}
-        postings, names = lists["postings"], lists["name_postings"]
+        postings, names, firsts = lists["postings"], lists["name_postings"], lists["first_postings"]
         metas = lists["tag_postings"], lists["heading_postings"], lists["path_postings"]
         twice, thrice = lists["body_twice"], lists["body_thrice"]
         lengths = [0, 0, 0, 0, 0]
@@ -95,6 +99,8 @@ class SearchIndex:
                     postings.setdefault(token, []).append(path)
             for token in named:
                 names.setdefault(token, []).append(path)
+            for token in first_tokens(fields):
+                firsts.setdefault(token, []).append(path)
             for meta, tokens in zip(metas, _meta_tokens(fields)):
                 for token in tokens:
                     meta.setdefault(token, []).append(path)
@@ -227,6 +233,8 @@ class SearchIndex:
         for token in after - before:
             if self.name_postings.add(token, path):
                 bisect.insort(names, token)
+        move_keys(self.first_postings, path, first_tokens(old) if old is not None else frozenset(),
+                  first_tokens(new) if new is not None else frozenset())
         old_keys = (*_meta_tokens(old), *_repeated(old)) if old is not None else _NO_KEYS
         new_keys = (*_meta_tokens(new), *_repeated(new)) if new is not None else _NO_KEYS
         indexes = (self.tag_postings, self.heading_postings, self.path_postings, self.body_twice, self.body_thrice)
@@ -263,6 +271,12 @@ def _repeated(fields: PageFields) -> tuple[set[str], set[str]]:
         if n >= 2:
             (twice if n == 2 else thrice).add(token)
     return twice, thrice
+
+
+def first_tokens(fields: PageFields) -> frozenset[str]:
+    """The first token of the page's title and of each of its aliases (``first_postings``)."""
+    title = fields.title_tokens
+    return frozenset([*title[:1], *(alias[0] for alias in fields.alias_tokens if alias)])
 
 
 def _meta_tokens(fields: PageFields) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:

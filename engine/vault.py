@@ -162,6 +162,7 @@ class Vault:
         self.postings = search.postings
         self.stem_tokens = search.stem_tokens
         self.name_postings = search.name_postings
+        self.first_postings = search.first_postings
         self.tag_postings = search.tag_postings
         self.heading_postings = search.heading_postings
         self.path_postings = search.path_postings
