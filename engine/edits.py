@@ -27,7 +27,7 @@ from urllib.parse import unquote
 import yaml
 
 from .locate import Texts, anchor_span, frontmatter_value, heading_text_span, page_line, text_at
-from .model import Heading, Link, Page, Span
+from .model import Heading, Link, Page, Span, path_stem
 from .navigate import find_block, find_heading, slug, target_at, title_heading, heading_key
 from .render import link_target
 from .vault import Resolution, Vault, link_keys
@@ -519,7 +519,7 @@ def rename_page(vault: Vault, path: str, new_name: str, texts: Texts, *, name: s
         plan.add(TextEdit(path, heading_text_span(page, heading), new_title), heading.text)
         headings[path] = (heading, new_title)
         new_headings = tuple(Heading(h.level, new_title, h.span) if h is heading else h for h in page.headings)
-    new_stem = _noext(new_path).rsplit("/", 1)[-1]
+    new_stem = path_stem(new_path)
     after = replace(page, path=new_path, stem=new_stem, title=new_title, headings=new_headings)
     _relink(vault, {path: after}, headings, plan)
     return plan.change(renames=[(path, new_path)] if new_path != path else [])
@@ -556,7 +556,7 @@ def move_pages(vault: Vault, moves: Mapping[str, str], texts: Texts) -> Change:
             part.startswith(".") for part in new.split("/")
         ):
             continue
-        stem = _noext(new).rsplit("/", 1)[-1]
+        stem = path_stem(new)
         afters[old] = replace(page, path=new, stem=stem, title=page.title if has_own_title(page) else stem)
     if not afters:
         return Change()

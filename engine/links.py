@@ -16,7 +16,7 @@ from typing import Any
 
 from .compact import link_kinds, link_targets
 from .fields import PageFields
-from .model import Link, Page
+from .model import Link, Page, path_stem
 from .pathindex import PathIndex, Stored, collector_paused, move_keys, path_index, piece, positions
 
 TYPED_EDGES = ("sources", "related", "depends_on")
@@ -445,8 +445,8 @@ class LinkIndex:
         """How many other pages link to ``page`` by its file name (``linkers`` of its stem,
         itself left out); memoised (see the class)."""
         n = self._linker_counts.get(page.path)
-        if n is None:
-            linkers = self.linkers.get(page.stem.casefold())
+        if n is None:  # (the stem from the path: a page a warm start left as stored is not decoded)
+            linkers = self.linkers.get(path_stem(page.path).casefold())
             n = self._linker_counts[page.path] = len(linkers) - (page.path in linkers) if linkers else 0
         return n
 

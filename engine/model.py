@@ -78,6 +78,13 @@ class Problem:
     line: int
 
 
+def path_stem(path: str) -> str:
+    """A page's ``stem`` (its file name without ``.md``) from its path: what ``Page.stem`` holds,
+    known without reading the page."""
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
     """One parsed page. Built once by ``page.parse_page`` and never mutated.

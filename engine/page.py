@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 import yaml
 
-from .model import Heading, Link, Page, Problem, Span, Tag, fast_constructor
+from .model import Heading, Link, Page, Problem, Span, Tag, fast_constructor, path_stem
 from .text import utf16_col
 
 try:  # libyaml's C loader is several times faster; the pure loader is the same language.
@@ -65,9 +65,7 @@ def parse_page(path: str, data: str | bytes, *, label_first: bool = False) -> Pa
         size = len(data)
     else:
         size = len(data.encode("utf-8", "surrogatepass"))
-    stem = path.rsplit("/", 1)[-1]
-    if stem.lower().endswith(".md"):
-        stem = stem[:-3]
+    stem = path_stem(path)
     if size > LARGE_PAGE_BYTES:
         problems.append(
             Problem("too-large", f"page is larger than {LARGE_PAGE_BYTES:,} bytes: indexed by title only", 0)
