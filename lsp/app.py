@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
-import os
 import sys
 from collections.abc import Sequence
 

@@ -52,12 +52,16 @@ async def quiet(ls: VaultServer) -> None:
     at a time)."""
     waited = 0.0
     while waited < STARVE:
-        wait = IDLE - ls.quiet_for()
-        if wait <= 0 and not ls.input_pending() and not ls.worker.busy():
+        if _is_quiet(ls, IDLE):
             return
-        step = max(wait, PAUSE)
+        step = max(IDLE - ls.quiet_for(), PAUSE)
         await asyncio.sleep(step)
         waited += step
+
+
+def _is_quiet(ls: VaultServer, seconds: float) -> bool:
+    """Whether no message came for ``seconds``, none is waiting and no request is running."""
+    return ls.quiet_for() >= seconds and not ls.input_pending() and not ls.worker.busy()
 
 
 async def prepare_vault(ls: VaultServer, state: VaultState) -> None:
@@ -102,10 +106,9 @@ async def _quiet_for(ls: VaultServer, state: VaultState, vault: object, seconds:
     while True:
         if state.vault is not vault:
             return False
-        wait = seconds - ls.quiet_for()
-        if wait <= 0 and not ls.input_pending() and not ls.worker.busy():
+        if _is_quiet(ls, seconds):
             return True
-        await asyncio.sleep(max(wait, PAUSE))
+        await asyncio.sleep(max(seconds - ls.quiet_for(), PAUSE))
 
 
 def on_indexed(ls: VaultServer, state: VaultState) -> None:
@@ -134,7 +137,7 @@ async def collect_garbage(ls: VaultServer) -> None:
         young = gc.get_count()[0]
         if young < YOUNG_MIN:
             continue
-        if young < YOUNG_LIMIT and (ls.quiet_for() < IDLE or ls.input_pending() or ls.worker.busy()):
+        if young < YOUNG_LIMIT and not _is_quiet(ls, IDLE):
             continue
         young_runs += 1
         gc.collect(2 if young_runs % 100 == 0 else 1 if young_runs % 10 == 0 else 0)
