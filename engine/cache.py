@@ -11,7 +11,8 @@ hash is reused too.
 
 - Authenticated: the header, every snapshot piece and every chunk's records carry a keyed
   HMAC-SHA-256 tag (a chunk's region of bodies, heavy blobs and body counts is checked part by part,
-  when read, against the SHA-256 its tagged record holds: ``compact.BodyRegion``); the key is a per-user
+  when read, against the SHA-256 its tagged record holds: ``compact.BodyRegion``; so are the values
+  of a split snapshot entry, against the digests its tagged piece holds: ``pathindex.SplitValues``); the key is a per-user
   secret (``index.key``, mode 0600, in the user cache folder). Nothing is unmarshalled before its
   tag checks out, so a file this user's vaultlens did not write (shipped in a vault, planted in
   a shared folder, edited by hand) is ignored and rebuilt, never believed.
@@ -49,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .compact import CHUNK_HEAD, MARSHAL_VERSION, records_length, schema_version
+from .pathindex import SPLIT, split_entry
 
 log = logging.getLogger("vaultlens")
 
@@ -366,6 +368,14 @@ class CacheFile:
         """A snapshot piece's bytes, checked against its tag."""
         return _read_tagged(self._fd, self._key, chunk)
 
+    def read_at(self, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset``, unchecked (the values of a split piece, which carry
+        their own digests); b"" when unreadable."""
+        try:
+            return _pread(self._fd, length, offset)
+        except OSError:
+            return b""
+
     def read_records(self, chunk: Chunk) -> tuple[bytes, int]:
         """A page chunk's records (its head and records, checked against its tag), and where
         in the file its region starts (``compact.split_chunk``; the region is not read)."""
@@ -472,6 +482,20 @@ def _inode(fd: int) -> tuple[int, int] | None:
 
 LAZY_BODIES = os.name != "nt"  # Windows cannot replace a file held open: bodies are read at load
 
+# An ``ids`` snapshot entry is stored split (``CacheWriter.add_piece``) when its values hold at
+# least SPLIT_BYTES, SPLIT_MEAN a key on average: the body postings (4 MB at 10,000 pages, 80 MB
+# at 100,000), not the name indexes, whose many small values cost as much to find as to read.
+SPLIT_BYTES = 1 << 20
+SPLIT_MEAN = 64
+
+
+def split_worthy(entry: Any) -> bool:
+    """Whether a snapshot entry is stored split (see ``SPLIT_BYTES``)."""
+    if not (isinstance(entry, tuple) and len(entry) == 2 and entry[0] == "ids" and isinstance(entry[1], dict)):
+        return False
+    total = sum(map(len, entry[1].values()))
+    return total >= SPLIT_BYTES and total >= SPLIT_MEAN * len(entry[1])
+
 
 class CacheWriter:
     """A new index file, written to a temporary name and renamed over the old one on commit."""
@@ -562,6 +586,22 @@ class CacheWriter:
             self._give_up(exc)
             return False
         return True
+
+    def add_piece(self, piece: dict[str, Any]) -> None:
+        """Append one piece of the index snapshot (``Vault.snapshot_pieces``), marshalled. An
+        ``ids`` entry whose values are large (``split_worthy``) is stored split: its values
+        first, one after another, then the piece saying where each is and its digest
+        (``pathindex.SplitValues``), so a warm start reads the keys alone."""
+        if len(piece) == 1:
+            ((name, entry),) = piece.items()
+            if split_worthy(entry):
+                base = self._offset
+                for blob in entry[1].values():
+                    if not self._write(blob):
+                        return
+                    self._offset += len(blob)
+                piece = {name: (SPLIT, (base, *split_entry(entry[1])))}
+        self.add_snapshot(marshal.dumps(piece, MARSHAL_VERSION), tuple(piece))
 
     def add_snapshot(self, blob: bytes, names: tuple[str, ...] = ()) -> None:
         """Append a piece of the index snapshot (together, over every page of every chunk);

@@ -36,6 +36,7 @@ from typing import Any
 
 from . import __version__
 from .pathindex import collector_paused
+from .pathindex import part_digest as body_digest  # what a record holds to check an out-of-line part
 from .fields import BodyCounts, PageFields
 from .model import Heading, Link, Page, Problem, Span, Tag, fast_constructor
 
@@ -287,11 +288,6 @@ CHUNK_HEAD = _CHUNK_HEAD.size
 _REF = struct.Struct("<QIII16s16s16s")  # offset in the region; body, heavy, counts lengths; digests
 _ENTRY = struct.Struct("<QI16s")  # a page's record: offset in the region, length, digest
 _BODY_PART, _HEAVY_PART, _COUNTS_PART = 0, 1, 2
-
-
-def body_digest(data: bytes | memoryview) -> bytes:
-    """What a record holds to check one out-of-line part's bytes: 16 bytes of SHA-256."""
-    return hashlib.sha256(data).digest()[:16]
 
 
 def _encoded(body: str) -> bytes:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import marshal
 import sys
 import threading
@@ -33,7 +34,7 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
     read to the next write. The order of a tuple carries no meaning.
     """
 
-    __slots__ = ("_tuples", "_plus", "_minus", "_folded", "_table", "_code")
+    __slots__ = ("_tuples", "_plus", "_minus", "_folded", "_table", "_code", "_split")
 
     def __init__(self, tuples: dict[str, tuple[str, ...]] | None = None) -> None:
         self._tuples: dict[str, Any] = tuples if tuples is not None else {}
@@ -44,6 +45,9 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
         # positions in ``_table`` (array typecode ``_code``), made a tuple on its first read.
         self._table: tuple[str, ...] = ()
         self._code = "I"
+        # A split entry (``SplitValues``): a key's value may instead be an ``int``, its place in
+        # the index file, read, checked and unpacked on its first read.
+        self._split: SplitValues | None = None
 
     @classmethod
     def from_packed(cls, packed: dict[str, bytes], table: tuple[str, ...]) -> PathIndex:
@@ -55,12 +59,20 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
         index._code = _code(len(table))
         return index
 
+    @classmethod
+    def from_split(cls, places: dict[str, int], table: tuple[str, ...], split: SplitValues) -> PathIndex:
+        """An index of a split entry (``SplitValues``): each key's positions in ``table`` are
+        read from the index file on its first read."""
+        index = cls.from_packed(places, table)  # type: ignore[arg-type]
+        index._split = split
+        return index
+
     def packed(self, table: tuple[str, ...], position: dict[str, bytes], *, adopt: bool = False) -> dict[str, bytes]:
         """Every key's paths as ``bytes`` of positions in ``table`` (``position``: path -> its
         position as bytes, ``positions(table)``; it must hold every path filed here). Keys
         still packed against the same table are not touched. With ``adopt`` this index keeps
         the packed form too (its tuples are dropped; reads unpack a key again once)."""
-        tuples = self.settled()
+        tuples = self._settle()
         code = _code(len(table))
         # positions in a table this one extends are positions in this one too
         # (an index never packed holds no positions at all)
@@ -73,6 +85,11 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
         get, join = position.__getitem__, b"".join
         out: dict[str, bytes] = {}
         for key, paths in tuples.items():
+            if type(paths) is int:  # still in the index file: read, and left there
+                paths = self._stored(key, paths)
+                if type(paths) is bytes and same:
+                    out[key] = paths
+                    continue
             if type(paths) is bytes:
                 if same:
                     out[key] = paths
@@ -93,11 +110,52 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
         return tuple(map(self._table.__getitem__, ids))
 
     def _tuple(self, key: str) -> tuple[str, ...]:
-        """``_tuples[key]`` as a tuple (unpacked and kept, when packed); () when absent."""
+        """``_tuples[key]`` as a tuple (unpacked and kept, when packed or still stored); ()
+        when absent."""
         found = self._tuples.get(key, ())
+        if type(found) is int:
+            found = self._stored(key, found)
         if type(found) is bytes:
             found = self._tuples[key] = self._unpacked(found)
         return found
+
+    def _stored(self, key: str, place: int) -> bytes | tuple[str, ...]:
+        """The value of ``key`` still in the index file (``place`` in its split entry): its
+        packed bytes, checked against their digest; when they do not match, the whole index is
+        made again first (``_repair``) and the key's value is what that made."""
+        split = self._split
+        if split is not None:
+            data = split.value(place)
+            if data is not None:
+                return data
+            self._repair(split)
+        found = self._tuples.get(key, ())
+        return () if type(found) is int else found
+
+    def _repair(self, split: SplitValues) -> None:
+        """A stored value did not match its digest: every key's value made again from the
+        vault's pages (``Stored.rebuild``), less what was filed and plus what was unfiled since
+        (the pending changes stay as they are, so every read gives what it gave before)."""
+        with _DEFER_LOCK:
+            if self._split is not split:
+                return  # repaired by another reader meanwhile
+            if split.rebuild is None:
+                raise ValueError(f"index snapshot entry {split.name!r}: a stored value is damaged")
+            kind, now = split.rebuild(split.name)
+            plus, minus = self._plus, self._minus
+            base: dict[str, Any] = {}
+            for key, paths in now.items():
+                if key in plus:
+                    paths = tuple([p for p in paths if p not in plus[key]])
+                if key in minus:
+                    paths += tuple(sorted(minus[key]))
+                if paths:
+                    base[key] = paths
+            for key, gone in minus.items():  # every stored path of the key unfiled since
+                if key not in now:
+                    base[key] = tuple(sorted(gone))
+            self._tuples = base
+            self._split = None
 
     @classmethod
     def deferred(cls, stored: Stored, table: tuple[str, ...]) -> PathIndex:
@@ -109,6 +167,7 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
         index._tuples = stored  # type: ignore[assignment]
         index._plus, index._minus, index._folded = {}, {}, {}
         index._table, index._code = table, _code(len(table))
+        index._split = None
         return index
 
     def _load(self) -> None:
@@ -168,7 +227,14 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
 
     def settled(self) -> dict[str, tuple[str, ...]]:
         """Every pending change folded into the tuples, and the key -> tuple dict itself (for a
-        snapshot: read it, do not change it). A write: the contents stay the same."""
+        snapshot: read it, do not change it; a copy, with every value read, when some are still
+        in the index file). A write: the contents stay the same."""
+        tuples = self._settle()
+        if self._split is None:
+            return tuples
+        return {key: self._stored(key, paths) if type(paths) is int else paths for key, paths in tuples.items()}
+
+    def _settle(self) -> dict[str, Any]:
         for key in {*self._plus, *self._minus}:
             if key not in self._folded:
                 self._folded[key] = self._fold(key)
@@ -190,7 +256,11 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
     def count(self, key: str) -> int:
         """How many paths are filed under ``key`` (O(1))."""
         found = self._tuples.get(key, ())
-        n = len(found) if type(found) is not bytes else len(found) // _SIZE[self._code]
+        kind = type(found)
+        if kind is int:
+            n = self._split.length(found) // _SIZE[self._code] if self._split is not None else len(self._tuple(key))
+        else:
+            n = len(found) if kind is not bytes else len(found) // _SIZE[self._code]
         if key in self._minus:
             n -= len(self._minus[key])
         if key in self._plus:
@@ -205,6 +275,10 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
                 found = self._folded[key] = self._fold(key)
             return found or default
         found = self._tuples.get(key, default)
+        if type(found) is int:
+            found = self._stored(key, found)
+            if not found:  # none left once the index was made again
+                return default
         if type(found) is bytes:
             found = self._tuples[key] = self._unpacked(found)
         return found
@@ -287,10 +361,16 @@ class _Deferred(PathIndex):
             stored = self._tuples
             assert isinstance(stored, Stored)
             kind, value = stored.value()
+            if kind == SPLIT:
+                region = stored.region
+                if region is None:
+                    raise ValueError(f"index snapshot entry {stored.name!r}: a split entry without its file")
+                self._split = SplitValues.of(stored.name, value, region.read, region.damaged, stored.rebuild)
+                value = value[1]
             if not isinstance(value, dict):
                 raise ValueError(f"index snapshot entry {stored.name!r} of another kind")
             self._tuples = value
-            if kind != "ids":
+            if kind not in ("ids", SPLIT):  # tuples of paths, not positions in the table
                 self._table = ()
             self.__class__ = PathIndex
 
@@ -307,7 +387,7 @@ def _deferring(name: str) -> None:
     setattr(_Deferred, name, run)
 
 
-for _name in ("packed", "_unpacked", "_tuple", "add", "discard", "settled", "_fold", "count", "get", "__getitem__",
+for _name in ("packed", "_settle", "_unpacked", "_tuple", "add", "discard", "settled", "_fold", "count", "get", "__getitem__",
               "__contains__", "__iter__", "__len__", "__repr__", "keys", "items", "values", "__eq__"):
     _deferring(_name)
 
@@ -319,12 +399,15 @@ class Stored:
     not match). ``rebuild(name)``, when set, gives the entry computed again from the vault's
     pages instead of failing: a file damaged after the start is never believed."""
 
-    __slots__ = ("name", "blob", "kinds", "read", "rebuild")
+    __slots__ = ("name", "blob", "kinds", "read", "rebuild", "region")
 
     def __init__(self, name: str, blob: bytes = b"", kinds: tuple[str, ...] = ("ids", "paths", "value"),
-                 read: Any = None) -> None:
+                 read: Any = None, region: Any = None) -> None:
         self.name, self.blob, self.kinds, self.read = name, blob, kinds, read
         self.rebuild: Any = None
+        # what reads the values of a split entry (``SplitValues``): ``read(offset, length)``
+        # and ``damaged(what)``, the index file's (``cache.BodyFile``)
+        self.region = region
 
     def value(self) -> tuple[str, Any]:
         """``(kind, value)`` of the entry; ValueError when the piece does not hold it (and
@@ -343,6 +426,96 @@ class Stored:
                 raise
             return self.rebuild(self.name)
         return found
+
+
+SPLIT = "split"  # the kind of an ``ids`` entry stored with its values out of line (``SplitValues``)
+DIGEST = 16  # bytes of SHA-256 that check one out-of-line part (a split value, a page body)
+
+
+def part_digest(data: bytes | memoryview) -> bytes:
+    """What is stored to check one out-of-line part's bytes: 16 bytes of its SHA-256."""
+    return hashlib.sha256(data).digest()[:DIGEST]
+
+
+class SplitValues:
+    """Where the values of a ``split`` entry lie in the index file, and how to read one.
+
+    A large ``ids`` entry (the body postings: 80 MB at 100,000 pages, 48,000 keys) is stored
+    split (``cache.CacheWriter.add_piece``): every key's packed positions one after another in
+    a region of the file, then the tagged piece ``(base, places, starts, digests)``: ``places``
+    key -> its place (0, 1, ...), ``starts`` where each place's bytes start in the region (one
+    more: the end; unsigned 64-bit, little-endian), ``digests`` each place's ``part_digest``.
+    A warm start unmarshals the keys alone; a key's bytes are read and checked when it is
+    first read (a search reads a few keys), and are never used when they do not match.
+    """
+
+    __slots__ = ("name", "read", "damaged", "rebuild", "base", "starts", "digests")
+
+    def __init__(self, name: str, read: Any, base: int, starts: bytes, digests: bytes,
+                 damaged: Any = None, rebuild: Any = None) -> None:
+        self.name, self.read, self.damaged, self.rebuild = name, read, damaged, rebuild
+        self.base = base
+        self.starts = array("Q", starts)
+        if _SWAP:
+            self.starts.byteswap()
+        self.digests = digests
+
+    @classmethod
+    def of(cls, name: str, value: Any, read: Any, damaged: Any = None, rebuild: Any = None) -> SplitValues:
+        """The values of the split entry ``value`` of snapshot entry ``name``, read by
+        ``read(offset, length)``; ValueError when it is not one."""
+        try:
+            base, places, starts, digests = value
+            split = cls(name, read, base, starts, digests, damaged, rebuild)
+        except (TypeError, ValueError):
+            raise ValueError(f"index snapshot entry {name!r}: a split entry of another layout") from None
+        if not isinstance(places, dict) or len(split.starts) != len(places) + 1 or len(digests) != DIGEST * len(places):
+            raise ValueError(f"index snapshot entry {name!r}: a split entry of another layout")
+        return split
+
+    def length(self, place: int) -> int:
+        """How many bytes the value at ``place`` holds."""
+        return self.starts[place + 1] - self.starts[place]
+
+    def value(self, place: int) -> bytes | None:
+        """The bytes at ``place``, checked against their digest; None (and the file reported
+        damaged) when they do not match."""
+        start = self.starts[place]
+        length = self.starts[place + 1] - start
+        data = self.read(self.base + start, length)
+        if len(data) == length and part_digest(data) == self.digests[DIGEST * place : DIGEST * (place + 1)]:
+            return data
+        if self.damaged is not None:
+            self.damaged(f"a value of the index snapshot piece {self.name!r} does not match its digest")
+        return None
+
+    def values(self, places: Mapping[str, int]) -> dict[str, bytes]:
+        """Every key's bytes, checked (for a file read whole at load); ValueError when one does
+        not match."""
+        out = {}
+        for key, place in places.items():
+            data = self.value(place)
+            if data is None:
+                raise ValueError(f"index snapshot entry {self.name!r}: a stored value is damaged")
+            out[key] = data
+        return out
+
+
+def split_entry(packed: Mapping[str, bytes]) -> tuple[dict[str, int], bytes, bytes]:
+    """``places``, ``starts`` and ``digests`` of a split entry whose values, in ``packed``'s
+    order, are written one after another (``SplitValues``)."""
+    places: dict[str, int] = {}
+    starts = array("Q", [0])
+    digests = []
+    end = 0
+    for place, (key, blob) in enumerate(packed.items()):
+        places[key] = place
+        end += len(blob)
+        starts.append(end)
+        digests.append(part_digest(blob))
+    if _SWAP:
+        starts.byteswap()
+    return places, starts.tobytes(), b"".join(digests)
 
 
 _SIZE = {"H": 2, "I": 4}
@@ -389,7 +562,7 @@ def path_index(snapshot: dict[str, Any], name: str, table: tuple[str, ...] = ())
     (tuples); deferred (``PathIndex.deferred``) while the entry is still as stored."""
     found = snapshot.get(name)
     if isinstance(found, Stored):
-        found.kinds = ("ids", "paths")
+        found.kinds = ("ids", "paths", SPLIT)
         return PathIndex.deferred(found, table)
     if isinstance(found, tuple) and found and found[0] == "ids":
         return PathIndex.from_packed(piece(snapshot, name, "ids"), table)

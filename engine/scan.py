@@ -42,7 +42,7 @@ from .fields import PageFields, page_fields
 from .links import STORED_LINKS
 from .model import Page, Problem
 from .names import names_page, read_head
-from .pathindex import Stored, positions
+from .pathindex import SPLIT, SplitValues, Stored, positions
 from .page import parse_page
 from .vault import Vault, index_part
 from .vocabulary import VOCABULARY_FILE, Vocabulary, parse_vocabulary
@@ -797,13 +797,16 @@ def _stored_snapshot(stored: CacheFile, decoder: Decoder) -> dict[str, Any]:
             if names == (STORED_LINKS,):  # where every link resolves
                 snapshot[STORED_LINKS] = ("links", Stored(STORED_LINKS, kinds=("links",), read=read))
             else:
-                snapshot[names[0]] = Stored(names[0], read=read)
+                snapshot[names[0]] = Stored(names[0], read=read, region=decoder.bodies)
             continue
         blob = stored.read(piece)  # checked against its tag
         if names == (STORED_LINKS,):  # where every link resolves: unmarshalled on first need
             snapshot[STORED_LINKS] = ("links", blob)
         else:
-            snapshot.update(marshal.loads(blob))
+            for name, entry in marshal.loads(blob).items():
+                if isinstance(entry, tuple) and entry and entry[0] == SPLIT:  # its values read now
+                    entry = ("ids", SplitValues.of(name, entry[1], stored.read_at).values(entry[1][1]))
+                snapshot[name] = entry
     return snapshot
 
 
@@ -1100,7 +1103,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
         try:
             # piece by piece: one index's marshalled bytes at a time, not all of them at once
             for piece in vault.snapshot_pieces():
-                writer.add_snapshot(marshal.dumps(piece, MARSHAL_VERSION), tuple(piece))
+                writer.add_piece(piece)
         except ValueError as exc:  # an index marshal cannot write: store the pages only
             log.info("vaultlens index snapshot not stored: %s", exc)
         release_free_memory()  # and what the pieces left
