@@ -8,6 +8,7 @@ renamed; ``linkers`` finds the pages whose links could point at a page by name.
 
 from __future__ import annotations
 
+import logging
 import marshal
 import posixpath
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -17,7 +18,9 @@ from typing import Any
 from .compact import link_kinds, link_targets
 from .fields import PageFields
 from .model import Link, Page, path_stem
-from .pathindex import PathIndex, Stored, collector_paused, move_keys, path_index, piece, positions
+from .pathindex import _DEFER_LOCK, PathIndex, Stored, collector_paused, move_keys, path_index, piece, positions
+
+log = logging.getLogger("vaultlens")
 
 TYPED_EDGES = ("sources", "related", "depends_on")
 
@@ -99,7 +102,7 @@ class LinkIndex:
 
     def __init__(self, pages: dict[str, Page]) -> None:
         self.pages = pages
-        self.by_path: dict[str, str] = {}
+        self._by_path: Any = {}  # ``by_path``: or its snapshot entry, still as stored
         self.path_holders = PathIndex()
         self.by_stem = PathIndex()
         self.by_title = PathIndex()
@@ -179,9 +182,34 @@ class LinkIndex:
         index.path_holders = path_index(snapshot, "_path_holders", table)
         for name in cls.LISTS[1:]:
             setattr(index, name, path_index(snapshot, name, table))
-        index.by_path = piece(snapshot, "by_path", "value")
+        index._by_path = snapshot.get("by_path")  # unmarshalled on first use (a search never needs it)
         index._stored = piece(snapshot, _LINKS, "links")
         return index
+
+    @property
+    def by_path(self) -> dict[str, str]:
+        """Casefolded path without ``.md`` -> the path it names (see the class); after a warm
+        start, read from the snapshot on first use (100,000 keys: ~70 ms), or made again from
+        ``path_holders`` when that piece turns out damaged."""
+        found = self._by_path
+        if type(found) is dict:
+            return found
+        with _DEFER_LOCK:
+            found = self._by_path
+            if type(found) is not dict:
+                try:
+                    found = piece({"by_path": found}, "by_path", "value")
+                    if not isinstance(found, dict):
+                        raise ValueError("index snapshot entry 'by_path' of another kind")
+                except (ValueError, EOFError, TypeError) as exc:
+                    log.warning("index snapshot entry 'by_path' made again from the pages (%s)", exc)
+                    found = {key: min(paths, key=_by_len_then_path) for key, paths in self.path_holders.items()}
+                self._by_path = found
+        return found
+
+    @by_path.setter
+    def by_path(self, value: dict[str, str]) -> None:
+        self._by_path = value
 
     def _links_state(self) -> tuple[Any, ...]:
         resolved = self._resolved()

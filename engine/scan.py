@@ -862,6 +862,15 @@ def check_group(root: str, exclude: Sequence[str], stored: tuple[int, list[tuple
     return compare_listing(root, exclude, chunks, stored_scan_ns)
 
 
+def _feed(proc: subprocess.Popen, request: bytes) -> None:
+    """Write ``request`` to the worker ``proc``, framed, and close its input."""
+    try:
+        proc.stdin.write(len(request).to_bytes(8, "little") + request)  # type: ignore[union-attr]
+        proc.stdin.close()  # type: ignore[union-attr]
+    except (OSError, ValueError) as exc:
+        log.info("listing check worker unavailable: %s", exc)
+
+
 class _CheckWorker:
     """``compare_listing`` in a worker process of its own, started as soon as the index's header
     is read (``load_vault(check_later=True)``), so the listing runs on another core while this
@@ -881,13 +890,10 @@ class _CheckWorker:
         except (OSError, ValueError, AttributeError) as exc:
             log.info("listing check worker unavailable: %s", exc)
             return None
-        try:
-            proc.stdin.write(len(request).to_bytes(8, "little") + request)  # type: ignore[union-attr]
-            proc.stdin.close()  # type: ignore[union-attr]
-        except OSError as exc:
-            log.info("listing check worker unavailable: %s", exc)
-            cls(proc).cancel()
-            return None
+        # Fed from a thread: the request (the manifest, megabytes at 100,000 pages) fills the pipe
+        # long before the worker has started and reads it, and the load would wait (~0.1 s).
+        # A failed write leaves the worker without its request: ``result`` is then None.
+        threading.Thread(target=_feed, args=(proc, request), name="vaultlens-check-feed", daemon=True).start()
         return cls(proc)
 
     def result(self) -> tuple[tuple[str, ...], bool, tuple[str, ...]] | None:

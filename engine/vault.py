@@ -170,7 +170,6 @@ class Vault:
         self.body_thrice = search.body_thrice
         self.sorted_name_tokens = search.sorted_name_tokens
         self.field_lengths = search.field_lengths
-        self.by_path = links.by_path
         self.by_stem = links.by_stem
         self.by_title = links.by_title
         self.by_alias = links.by_alias
@@ -261,6 +260,12 @@ class Vault:
         built[1].finish(lists, table)
         built[2].finish(lists)
         return cls(root, label_first=label_first, parts=built)
+
+    @property
+    def by_path(self) -> dict[str, str]:
+        """``LinkIndex.by_path``: casefolded path without ``.md`` -> the path (read from the
+        snapshot on first use after a warm start)."""
+        return self.link_index.by_path
 
     @classmethod
     def index_names(cls) -> tuple[str, ...]:
@@ -369,9 +374,10 @@ class Vault:
             fields.title_set  # noqa: B018 - reading a field fills its chunk
 
     def prepare_index(self, name: str) -> None:
-        """Read index ``name`` (one of ``INDEX_NAMES``) ahead of the request that would: a warm
-        start leaves each stored index as stored until first used (``pathindex.Stored``: at
-        100,000 pages the body postings take ~0.3 s to unmarshal). Answers are the same either way."""
+        """Read index ``name`` (one of ``INDEX_NAMES``, or ``by_path``) ahead of the request that
+        would: a warm start leaves each stored index as stored until first used
+        (``pathindex.Stored``: at 100,000 pages the name indexes take 15-40 ms each to unmarshal,
+        the body postings' keys ~40 ms). Answers are the same either way."""
         for part in self.parts:
             index = getattr(part, name, None)
             if index is not None:
