@@ -205,6 +205,14 @@ def _read_records(fd: int, key: bytes, chunk: Chunk) -> tuple[bytes, int]:
     return raw, chunk.offset + CHUNK_HEAD + n
 
 
+def _pread_or_empty(fd: int, length: int, offset: int) -> bytes:
+    """``length`` bytes at ``offset`` (fewer past the end), unchecked; b"" when unreadable."""
+    try:
+        return _pread(fd, length, offset)
+    except OSError:
+        return b""
+
+
 def _read_tagged(fd: int, key: bytes, chunk: Chunk) -> bytes:
     try:
         raw = _pread(fd, chunk.length, chunk.offset)
@@ -371,10 +379,7 @@ class CacheFile:
     def read_at(self, offset: int, length: int) -> bytes:
         """``length`` bytes at ``offset``, unchecked (the values of a split piece, which carry
         their own digests); b"" when unreadable."""
-        try:
-            return _pread(self._fd, length, offset)
-        except OSError:
-            return b""
+        return _pread_or_empty(self._fd, length, offset)
 
     def read_records(self, chunk: Chunk) -> tuple[bytes, int]:
         """A page chunk's records (its head and records, checked against its tag), and where
@@ -422,10 +427,7 @@ class BodyFile:
 
     def read(self, offset: int, length: int) -> bytes:
         """``length`` bytes at ``offset`` (fewer past the end; b"" when unreadable)."""
-        try:
-            return _pread(self._fd, length, offset)
-        except OSError:
-            return b""
+        return _pread_or_empty(self._fd, length, offset)
 
     def read_records(self, chunk: Chunk) -> tuple[bytes, int]:
         """``CacheFile.read_records``, after the load (a ``compact.LazyChunk`` filled)."""

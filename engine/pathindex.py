@@ -85,11 +85,8 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
         get, join = position.__getitem__, b"".join
         out: dict[str, bytes] = {}
         for key, paths in tuples.items():
-            if type(paths) is int:  # still in the index file: read, and left there
+            if type(paths) is int:  # still in the index file: read (and left there: no adopting)
                 paths = self._stored(key, paths)
-                if type(paths) is bytes and same:
-                    out[key] = paths
-                    continue
             if type(paths) is bytes:
                 if same:
                     out[key] = paths
@@ -141,7 +138,7 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
                 return  # repaired by another reader meanwhile
             if split.rebuild is None:
                 raise ValueError(f"index snapshot entry {split.name!r}: a stored value is damaged")
-            kind, now = split.rebuild(split.name)
+            _kind, now = split.rebuild(split.name)
             plus, minus = self._plus, self._minus
             base: dict[str, Any] = {}
             for key, paths in now.items():
@@ -480,9 +477,8 @@ class SplitValues:
     def value(self, place: int) -> bytes | None:
         """The bytes at ``place``, checked against their digest; None (and the file reported
         damaged) when they do not match."""
-        start = self.starts[place]
-        length = self.starts[place + 1] - start
-        data = self.read(self.base + start, length)
+        length = self.length(place)
+        data = self.read(self.base + self.starts[place], length)
         if len(data) == length and part_digest(data) == self.digests[DIGEST * place : DIGEST * (place + 1)]:
             return data
         if self.damaged is not None:

@@ -51,9 +51,14 @@ def options(request, tmp_path, monkeypatch) -> CacheOptions:
     """Where the index goes; with "split" every key -> paths entry is stored split (its values
     read key by key, ``pathindex.SplitValues``), as only the large ones are by default."""
     if request.param == "split":
-        monkeypatch.setattr(cache, "SPLIT_BYTES", 0)
-        monkeypatch.setattr(cache, "SPLIT_MEAN", 0)
+        _split_everything(monkeypatch)
     return CacheOptions(True, str(tmp_path / "index"))
+
+
+def _split_everything(monkeypatch) -> None:
+    """Store every key -> paths entry split, however small."""
+    monkeypatch.setattr(cache, "SPLIT_BYTES", 0)
+    monkeypatch.setattr(cache, "SPLIT_MEAN", 0)
 
 
 def fresh(root: Path):
@@ -242,6 +247,23 @@ def test_a_touched_file_is_reused_by_its_content_hash(vault, options):
 _BODY_TEXT = b"A heap should feel like a wrung-out sponge"  # in garden/Composting.md's body only
 
 
+def _flip_in_place(path: Path, offset: int, length: int = 1) -> None:
+    """Change ``length`` bytes at ``offset`` of the index file, in place (the same file, under
+    a running vault)."""
+    with open(path, "r+b") as fh:
+        fh.seek(offset)
+        data = fh.read(length)
+        fh.seek(offset)
+        fh.write(bytes(b ^ 0xFF for b in data))
+
+
+def _dropped_then_rebuilt(vault: Path, options: CacheOptions, path: Path, pages: int) -> None:
+    """The damaged index file is gone; the next start parses every page and stores it again."""
+    assert not path.exists()
+    assert load(vault, options).parsed == pages
+    assert load(vault, options).parsed == 0
+
+
 def _pages_in_order(vault, paths):
     """Each page and its fields read, in the order of ``paths``, as plain comparable data."""
     return {p: (vault.pages[p], vault.pages[p].body, vault.pages[p].links, vault.pages[p].headings,
@@ -280,20 +302,14 @@ def test_a_body_is_not_stored_in_the_tagged_records_and_a_damaged_one_is_never_u
     assert _BODY_TEXT.decode() in body and body == fresh(vault).pages["garden/Composting.md"].body
     assert any("does not match" in r.getMessage() for r in caplog.records)
     assert vault_state(warm.vault) == vault_state(fresh(vault))
-    assert not path.exists()  # dropped: the next start rebuilds it
-    assert load(vault, options).parsed == len(warm.vault)
-    assert load(vault, options).parsed == 0
+    _dropped_then_rebuilt(vault, options, path, len(warm.vault))
 
 
 @pytest.mark.timeout(120)
 def test_records_changed_after_the_start_are_not_believed(vault, options):
     load(vault, options)
     warm = load(vault, options)  # placeholders only: no page decoded yet
-    path = Path(cache_paths(str(vault), options)[0])
-    data = bytearray(path.read_bytes())
-    with open(path, "r+b") as fh:  # the same file, changed in place under the running vault
-        fh.seek(20)
-        fh.write(bytes([data[20] ^ 0xFF]))
+    _flip_in_place(Path(cache_paths(str(vault), options)[0]), 20)
     assert vault_state(warm.vault) == vault_state(fresh(vault))  # the chunk's pages parsed again
 
 
@@ -331,25 +347,19 @@ def test_a_snapshot_piece_damaged_after_the_start_is_made_again_and_the_file_dro
     piece = stored.snapshot[stored.snapshot_names.index((name,))]
     stored.close()
     warm = load(vault, options)  # nothing of the piece read yet
-    with open(path, "r+b") as fh:  # the same file, changed in place under the running vault
-        fh.seek(piece.offset + piece.length // 2)
-        byte = fh.read(1)
-        fh.seek(piece.offset + piece.length // 2)
-        fh.write(bytes([byte[0] ^ 0xFF]))
+    _flip_in_place(path, piece.offset + piece.length // 2)
     with caplog.at_level("WARNING", logger="vaultlens"):
         if name == "by_path":  # read by a link only its path resolves
             assert warm.vault.link_index.by_path == fresh(vault).link_index.by_path
         assert vault_state(warm.vault) == vault_state(fresh(vault))
     assert any("snapshot piece" in r.getMessage() for r in caplog.records)
-    assert not path.exists()  # dropped: the next start rebuilds it
-    assert load(vault, options).parsed == len(warm.vault)
-    assert load(vault, options).parsed == 0
+    _dropped_then_rebuilt(vault, options, path, len(warm.vault))
 
 
 @pytest.mark.timeout(120)
-def test_a_split_value_damaged_after_the_start_is_never_used_and_the_file_dropped(vault, options, caplog, monkeypatch):
-    monkeypatch.setattr(cache, "SPLIT_BYTES", 0)
-    monkeypatch.setattr(cache, "SPLIT_MEAN", 0)
+def test_a_split_value_damaged_after_the_start_is_never_used_and_the_file_dropped(vault, tmp_path, caplog, monkeypatch):
+    _split_everything(monkeypatch)
+    options = CacheOptions(True, str(tmp_path / "index"))  # (split either way: not the fixture's two kinds)
     load(vault, options)
     path = Path(cache_paths(str(vault), options)[0])
     stored = open_cache([str(path)])
@@ -359,18 +369,13 @@ def test_a_split_value_damaged_after_the_start_is_never_used_and_the_file_droppe
     word = "compost"  # a word of several pages: its positions, damaged in place under the running vault
     start, end = SplitValues("postings", None, base, starts, b"").starts[places[word] : places[word] + 2]
     warm = load(vault, options)
-    with open(path, "r+b") as fh:
-        fh.seek(base + start)
-        fh.write(bytes(b ^ 0xFF for b in fh.read(end - start)))
-        fh.seek(base + start)
+    _flip_in_place(path, base + start, end - start)
     warm.vault.upsert(fresh(vault).pages["garden/Composting.md"])  # a change before the read is kept too
     with caplog.at_level("WARNING", logger="vaultlens"):
         assert sorted(warm.vault.postings[word]) == sorted(fresh(vault).postings[word])
         assert vault_state(warm.vault) == vault_state(fresh(vault))
     assert any("does not match its digest" in r.getMessage() for r in caplog.records)
-    assert not path.exists()  # dropped: the next start rebuilds it
-    assert load(vault, options).parsed == len(warm.vault)
-    assert load(vault, options).parsed == 0
+    _dropped_then_rebuilt(vault, options, path, len(warm.vault))
 
 
 @pytest.mark.timeout(120)
