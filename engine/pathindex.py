@@ -280,6 +280,20 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
             found = self._tuples[key] = self._unpacked(found)
         return found
 
+    def peek(self, key: str, default=None):  # noqa: ANN001, ANN201 - as ``get``
+        """``get`` without keeping what it unpacks: for a reader that looks once and keeps its
+        own answer (a key left packed or stored stays so, and costs no tuple)."""
+        if key in self._plus or key in self._minus:
+            return self.get(key, default)
+        found = self._tuples.get(key, default)
+        if type(found) is int:
+            found = self._stored(key, found)
+            if not found:
+                return default
+        if type(found) is bytes:
+            found = self._unpacked(found)
+        return found
+
     def __getitem__(self, key: str) -> tuple[str, ...]:
         found = self.get(key)
         if found is None:
@@ -384,7 +398,7 @@ def _deferring(name: str) -> None:
     setattr(_Deferred, name, run)
 
 
-for _name in ("packed", "_settle", "_unpacked", "_tuple", "add", "discard", "settled", "_fold", "count", "get", "__getitem__",
+for _name in ("packed", "_settle", "_unpacked", "_tuple", "add", "discard", "settled", "_fold", "count", "get", "peek", "__getitem__",
               "__contains__", "__iter__", "__len__", "__repr__", "keys", "items", "values", "__eq__"):
     _deferring(_name)
 

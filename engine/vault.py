@@ -368,10 +368,12 @@ class Vault:
         The language server prepares every page in idle time after a load (``lsp/idle.py``);
         answers are the same either way. Body token counts stay where they are (in the index
         file, read when a query scores the page): bringing them all in would cost ~200 MB at
-        100,000 pages."""
+        100,000 pages. Its link-prior count is looked up too (``LinkIndex.linker_count``, kept:
+        a query bounds every page that holds its words by it)."""
         fields = self.fields.get(path)
         if fields is not None:
             fields.title_set  # noqa: B018 - reading a field fills its chunk
+            self.link_index.linker_count(self.pages[path])
 
     def prepare_index(self, name: str) -> None:
         """Read index ``name`` (one of ``INDEX_NAMES``, or ``by_path``) ahead of the request that
