@@ -12,16 +12,20 @@ tag; or a title or alias token starts with the partial term.
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from test_pruned_rank import EXAMPLES, VOCABULARY, cases, contexts, described, flags
+from test_pruned_rank import EXAMPLES, VOCABULARY, _thrice_vault, cases, contexts, described, flags
 from vaultkit import build_vault
 
 from vaultlens.engine.query import parse_query
 from vaultlens.engine.scoring import make_plan
 from vaultlens.engine.search import rank, search
+from vaultlens.engine import topk
+from vaultlens.engine.topk import Bounds
 
 
 def matching(vault, query) -> set[str]:
@@ -75,3 +79,28 @@ def test_names_only_is_the_full_ranking_of_the_pages_whose_names_match(case, lim
         assert [(*d, h.snippet) for d, h in zip(described(found), found)] == [
             (*d, snippets[h.page.path]) for d, h in zip(described(kept[:limit]), kept[:limit])
         ], text
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_a_word_three_times_in_most_bodies_is_bounded_the_same(seed):
+    vault = build_vault(_thrice_vault(seed))
+    assert 4 * len(vault.body_thrice.get("the", ())) >= 3 * len(vault.pages) > 4 * len(vault.body_twice.get("the", ()))
+    for text, want in (("the", {"the": topk._MostlyThrice}), ("w1 w2", {"w1": dict, "w2": dict})):
+        query = parse_query(text, limit=10)
+        bounds = Bounds(vault, query, make_plan(vault, query), set())
+        kinds = {tp.term: type(counts) for (tp, *_), (counts, *_) in zip(bounds.terms, bounds._by_count)}
+        assert kinds == want  # the shortcut is what this test meets, for "the" alone (a weak word beside others)
+    rng = random.Random(seed)
+    titles = sorted(page.title for page in vault.pages.values() if "the" in page.title.split())
+    texts = ["the", "th", "the w", "then", *rng.sample(titles, 10), *(t[: max(2, len(t) // 2)] for t in rng.sample(titles, 10))]
+    for text in texts:
+        for prefix in (False, True):
+            query = parse_query(text, prefix=prefix, limit=0)
+            full, _ = rank(vault, query, 0)
+            named = matching(vault, query)
+            kept = [h for h in full if h.page.path in named]
+            for limit in (3, 10, 50):
+                pruned, _ = rank(vault, parse_query(text, prefix=prefix, limit=limit), limit)
+                assert described(pruned) == described(full[:limit]), (text, prefix, limit)
+                as_typed, _ = rank(vault, replace(parse_query(text, prefix=prefix, limit=limit), names_only=True), limit)
+                assert described(as_typed) == described(kept[:limit]), (text, prefix, limit, "names only")

@@ -414,3 +414,26 @@ def test_a_vault_read_back_with_packed_body_counts_ranks_the_same(tmp_path):
             for limit in (3, 50):
                 pruned, _ = rank(packed, parse_query(text, prefix=prefix, limit=limit), limit)
                 assert described(pruned) == described(full[:limit]), (text, prefix, limit)
+
+
+def _thrice_vault(seed: int) -> dict[str, str]:
+    """``_zipf_vault`` where "the" is three times or more in most bodies (as in English prose),
+    and once, twice or not at all in the rest, and in few titles: most pages a query for it
+    meets have it in a heading, or a title word that starts with it ("then", "theme"). The top-k
+    search then bounds it without walking its postings (``topk._MostlyThrice`` and the loop over
+    the pages without a query word in their titles)."""
+    rng = random.Random(seed)
+    files = _zipf_vault(seed, 300)
+    for path in sorted(files):
+        head, body = files[path].split("\n---\n", 1)
+        title = head.split("title: ", 1)[1]
+        words = ["of" if word == "the" and rng.random() < 0.9 else word for word in title.split(" ")]
+        if rng.random() < 0.15:
+            words.append(rng.choice(["then", "theme", "thesis"]))
+        body = " ".join("of" if word == "the" else word for word in body.split(" "))
+        if rng.random() < 0.3:
+            body = "## the " + rng.choice(["w1", "w2", "w3"]) + "\n" + body
+        roll = rng.random()
+        times = rng.randint(3, 9) if roll < 0.8 else 2 if roll < 0.87 else 1 if roll < 0.94 else 0
+        files[path] = f"---\ntitle: {' '.join(words)}\n---\n{body}" + " ".join(["the"] * times) + "\n"
+    return files
