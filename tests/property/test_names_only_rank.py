@@ -57,6 +57,10 @@ def matching(vault, query) -> set[str]:
     ({"A.md": "---\ntitle: alpha\n---\n## run\n", "b.md": "---\ntitle: alpha\ntags: [run]\n---\n"}, ("beta runs",)),
     1, True, True, None,
 )
+@example(  # a page whose only name match is a stand-in in a tag ("run" for "running")
+    ({"a.md": "---\ntags: [run]\n---\nrun\n", "c.md": "---\ntags: [running]\n---\n",
+      **{f"l{i}.md": "[[a]]\n" for i in range(17)}}, ("running",)), 1, True, False, None,
+)
 @given(cases, st.integers(1, 4), flags, flags, contexts)
 def test_names_only_is_the_full_ranking_of_the_pages_whose_names_match(case, limit, prefix, vocabulary, context):
     files, texts = case

@@ -195,6 +195,10 @@ def test_pruned_ranking_equals_the_top_of_the_full_ranking():
     ({"x.md": "river river stone stone gamma gamma beta beta\n", "y.md": "---\ntags: [gamma]\n---\nriver river river stone\n",
       "z.md": "alpha\n"}, ("river stone gamma beta",)), 1, False, False, None,
 )
+@example(  # a tag holding a stand-in only ("run" for "running") earns its points, not tag-term's, and must be bounded
+    ({"a.md": "---\ntags: [run]\n---\nrun\n", "c.md": "---\ntags: [running]\n---\n",
+      **{f"l{i}.md": "[[a]]\n" for i in range(17)}}, ("running",)), 1, False, False, None,
+)
 @given(cases, st.integers(1, 4), flags, flags, contexts)
 def _pruned_equals_full(seen, case, limit, prefix, vocabulary, context):
     files, texts = case
