@@ -177,6 +177,7 @@ class Vault:
         # the parts' methods called in hot loops, bound once (one call, not a call through here)
         self.linker_count = links.linker_count
         self.name_tokens_with_prefix = search.name_tokens_with_prefix
+        self.counts_by_page = search.counts_by_page
         self.generation = len(store.pages)  # bumped on every change: callers may cache per generation
         # bumped only when a page comes, goes, or changes what the link graph reads of it (names,
         # tags, link targets): what holds for related pages and backlink counts while one types prose

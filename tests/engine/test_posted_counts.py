@@ -79,3 +79,47 @@ def test_snippets_of_lf_bodies_are_the_line_list_snippets(monkeypatch):
         slow = snippet.make_snippet(page, matched)
         monkeypatch.undo()
         assert fast == slow, (body, words)
+
+
+def _fresh_counts(vault, term: str) -> dict[str, int]:
+    """``counts_by_page`` by its definition, from the postings as they are now."""
+    counts = dict.fromkeys(vault.postings.get(term, ()), 1)
+    counts.update(dict.fromkeys(vault.body_twice.get(term, ()), 2))
+    counts.update(dict.fromkeys(vault.body_thrice.get(term, ()), 3))
+    return counts
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_kept_counts_by_page_follow_every_edit(monkeypatch, seed):
+    # As-you-type asks for the same large terms keystroke after keystroke: their answers are
+    # kept (``SearchIndex.counts_by_page``) and must be forgotten when an edit moves a page's count
+    # of the term across 0, 1, 2 and 3, whatever else it changes; kept otherwise.
+    from vaultlens.engine import postings
+    from vaultlens.engine.page import parse_page
+
+    monkeypatch.setattr(postings, "COUNTS_KEPT_MIN", 1)
+    monkeypatch.setattr(postings, "COUNTS_KEPT", 3)
+    rng = random.Random(seed)
+    vault = _vault(seed)
+    index = vault.search_index
+    paths = sorted(p for p in vault.pages if not p.startswith("_"))
+    for step in range(120):
+        term = rng.choice(WORDS)
+        assert vault.counts_by_page(term) == _fresh_counts(vault, term), (step, term)
+        path = rng.choice(paths)
+        words = rng.choices(WORDS, k=rng.randint(0, 3))
+        body = " ".join(rng.choices([term, *words], k=rng.randint(0, 6)))
+        title = rng.choice(["", f"title: {rng.choice(WORDS)}\n"])
+        vault.upsert(parse_page(path, f"---\n{title}---\n{body}\n"))
+        for kept in list(index._counts):  # every kept answer is what the postings now say
+            assert index._counts[kept] == _fresh_counts(vault, kept), (step, kept)
+    assert len(index._counts) <= 3
+
+
+def test_counts_by_page_keeps_only_large_answers():
+    from vaultlens.engine import postings
+
+    vault = _vault(4)
+    vault.counts_by_page("kiwi")
+    assert vault.search_index._counts == {}  # 60 pages: every answer is quick to make again
+    assert postings.COUNTS_KEPT_MIN > 60
