@@ -148,19 +148,39 @@ class TextCounts(_CountsView):
     def count(self, token: str) -> int:
         found = self._found.get(token)
         if found is None:
-            if token in self.folded:  # (a substring search is quicker than the pattern's)
-                pattern = _count_pattern(token)
-                found = len(pattern.findall(self.folded)) if pattern is not None else 0
-            else:
+            folded = self.folded
+            n = folded.count(token)  # (a substring search is quicker than the pattern's)
+            if not n or not _is_token(token):
                 found = 0
+            elif n <= _FIND_AT_MOST:
+                found = _whole_words(folded, token)
+            else:
+                found = len(_word_pattern(token).findall(folded))
             self._found[token] = found
         return found
 
 
+_FIND_AT_MOST = 8  # a token in a text this often or less is counted without its pattern
+
+
 @lru_cache(maxsize=4096)
-def _count_pattern(token: str) -> re.Pattern[str] | None:
-    """``_word_pattern`` of a token (None for a string that is not one token: no body holds it)."""
-    return _word_pattern(token) if tokenize(token) == [token] else None
+def _is_token(token: str) -> bool:
+    """Whether ``token`` is one token (a string that is not is in no body's counts)."""
+    return tokenize(token) == [token]
+
+
+def _whole_words(text: str, token: str) -> int:
+    r"""How many times ``token`` is a whole word of ``text``: neither the character before it nor
+    the one after is a letter or digit (``[^\W_]`` is ``str.isalnum``: the same matches as
+    ``_word_pattern``, without compiling one for each word a query asks: ~0.1 ms each)."""
+    n, size, end = 0, len(token), len(text)
+    at = text.find(token)
+    while at >= 0:
+        after = at + size
+        if (at == 0 or not text[at - 1].isalnum()) and (after == end or not text[after].isalnum()):
+            n += 1
+        at = text.find(token, at + 1)
+    return n
 
 
 def counts_of(page: Page, fields: PageFields) -> BodyCounts | TextCounts:
