@@ -149,13 +149,12 @@ class TextCounts(_CountsView):
         found = self._found.get(token)
         if found is None:
             folded = self.folded
-            n = folded.count(token)  # (a substring search is quicker than the pattern's)
-            if not n or not _is_token(token):
+            if token not in folded or not _is_token(token):  # (quicker than the pattern's search)
                 found = 0
-            elif n <= _FIND_AT_MOST:
-                found = _whole_words(folded, token)
             else:
-                found = len(_word_pattern(token).findall(folded))
+                found = _whole_words(folded, token)
+                if found < 0:
+                    found = len(_word_pattern(token).findall(folded))
             self._found[token] = found
         return found
 
@@ -170,12 +169,16 @@ def _is_token(token: str) -> bool:
 
 
 def _whole_words(text: str, token: str) -> int:
-    r"""How many times ``token`` is a whole word of ``text``: neither the character before it nor
+    r"""How many times ``token`` is a whole word of ``text`` (-1 when it is in the text more than
+    _FIND_AT_MOST times, as a word or in one): neither the character before it nor
     the one after is a letter or digit (``[^\W_]`` is ``str.isalnum``: the same matches as
     ``_word_pattern``, without compiling one for each word a query asks: ~0.1 ms each)."""
-    n, size, end = 0, len(token), len(text)
+    n, seen, size, end = 0, 0, len(token), len(text)
     at = text.find(token)
     while at >= 0:
+        seen += 1
+        if seen > _FIND_AT_MOST:
+            return -1  # (then the pattern's search is quicker)
         after = at + size
         if (at == 0 or not text[at - 1].isalnum()) and (after == end or not text[after].isalnum()):
             n += 1
