@@ -58,6 +58,7 @@ class VaultState(VaultSync):
     published_diagnostics: dict[str, tuple[str, tuple[Finding, ...]]] = field(default_factory=dict)  # rel -> (uri, findings) pushed
     pending_diagnostics: dict[str, Page | None] = field(default_factory=dict)  # rel -> the page before its changes
     diagnostics_timer: asyncio.TimerHandle | None = None  # the debounced re-check of pending_diagnostics
+    diagnostics_since: float = 0.0  # when the oldest of pending_diagnostics came (loop time)
     workspace_findings: dict[str, tuple[Finding, ...]] | None = None  # rel -> findings, once the client pulls workspace/diagnostic
     hover_generation: tuple[Any, int] | None = None  # (weakref to the vault, its graph generation) of hover_memo
     hover_memo: dict[Any, tuple[Any, str]] = field(default_factory=dict)  # key -> (what it was made from, text)
