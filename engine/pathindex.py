@@ -398,7 +398,8 @@ def _deferring(name: str) -> None:
     setattr(_Deferred, name, run)
 
 
-for _name in ("packed", "_settle", "_unpacked", "_tuple", "add", "discard", "settled", "_fold", "count", "get", "peek", "__getitem__",
+for _name in ("packed", "_settle", "_unpacked", "_tuple", "add", "discard", "settled", "_fold", "count",
+              "get", "peek", "__getitem__",
               "__contains__", "__iter__", "__len__", "__repr__", "keys", "items", "values", "__eq__"):
     _deferring(_name)
 

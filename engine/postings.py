@@ -21,7 +21,7 @@ stem_word = stem.__wrapped__  # every token of a bulk build, once: not through s
 
 PREFIX_TOKENS = 500  # name tokens a partial term expands to, at most
 COUNTS_KEPT = 4  # ``counts_by_page`` answers kept (the terms asked most recently) ...
-COUNTS_KEPT_MIN = 4096  # ... of terms held by at least this many pages (a smaller one is quick to make)
+COUNTS_KEPT_MIN = 4096  # ... of terms held by at least this many pages (others are quick to make)
 
 _NO_KEYS = (frozenset(),) * 5
 
@@ -62,7 +62,7 @@ class SearchIndex:
         self.field_lengths = [0, 0, 0, 0, 0]
         self.path_table: tuple[str, ...] = ()  # what packed postings count positions in (a snapshot's)
         self._stemmed: set[str] = set()  # while built in bulk: the tokens whose stems ``take`` made
-        self._counts: dict[str, dict[str, int]] = {}  # ``counts_by_page`` answers kept, oldest first
+        self._counts: dict[str, dict[str, int]] = {}  # ``counts_by_page``'s kept, oldest first
         self._refiled = 0  # pages refiled so far: an answer made while one was refiled is not kept
 
     # --- in bulk ---------------------------------------------------------------------------
@@ -215,7 +215,7 @@ class SearchIndex:
     def _refile(self, path: str, old: PageFields | None, new: PageFields | None) -> None:
         before = old.vocabulary() if old is not None else set()
         after = new.vocabulary() if new is not None else set()
-        changed = before ^ after if self._counts else None  # what ``counts_by_page`` may have to forget
+        changed = before ^ after if self._counts else None  # what ``counts_by_page`` may forget
         for token in before - after:
             if self.postings.discard(token, path):
                 s = stem(token)

@@ -119,8 +119,8 @@ def _stand_in_most(present: tuple[bool, ...]) -> tuple[float, ...]:
 
 
 _STAND_IN_MOST = {present: _stand_in_most(present) for present in product((False, True), repeat=len(_STAND_IN_WORDS))}
-# (a body count of three or more earns more than any stand-in there: ``_MostlyThrice`` takes 3 for a page
-# that lacks the term as an upper bound)
+# (a body count of three or more earns more than any stand-in there: ``_MostlyThrice`` takes 3 for
+# a page that lacks the term as an upper bound)
 assert max(most[3] for most in _STAND_IN_MOST.values()) <= _BODY_TERM * _BODY_CAP
 
 
@@ -1084,7 +1084,7 @@ class _MostlyThrice(dict):
 
     __slots__ = ()
 
-    def get(self, path: str, default: int | None = None) -> int:  # type: ignore[override]  # noqa: ARG002
+    def get(self, path: str, default: int | None = None) -> int:  # type: ignore[override]
         return dict.get(self, path, 3)
 
 

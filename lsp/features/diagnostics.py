@@ -278,7 +278,7 @@ async def workspace_report(
         state = ls.vaults[root]
         await wait_indexed(state)
         if state.pending_diagnostics:
-            check_pending(ls, state)  # (the debounced re-check, now: the answer is the pages as they are)
+            check_pending(ls, state)  # (the debounced re-check now: the pages as they are)
         if state.workspace_findings is None:
             await _fill_workspace(ls, state)
         keep = state.workspace_findings or {}
