@@ -118,3 +118,15 @@ def test_prepare_index_reads_a_warm_loaded_index_ahead_of_a_query_and_changes_no
         vault.prepare_index(name)
     assert stored() == []
     assert [(h.page.path, h.score) for h in rank(vault, parse_query("garden river", limit=5), 5)[0]] == before
+
+
+_HEADING_BITS = ["# ", "## ", "### ", "Word", "wörd", "x1", "C#", " #", " ##", "**b**", "`code`", "[[Link|Label]]",
+                 "#tag", "_u_", "a_b", "-", "=", "\n", "\n===\n", "\n---\n", "```\n", "    ", "  ", "ǅ", "İ"]
+
+
+@given(st.lists(st.sampled_from(_HEADING_BITS), max_size=40).map("".join))
+def test_a_headings_words_are_words_of_its_body(text):
+    # the names-only candidates take a page with a query word in a heading as one holding it in
+    # ``postings`` (scoring._named_candidates): every heading token is a body token
+    fields = page_fields(parse_page("p.md", text))
+    assert fields.heading_set <= fields.vocabulary()
