@@ -475,9 +475,22 @@ class LinkIndex:
         (``Vault.prepare`` asks for every page in idle time: at 100,000 pages the first queries
         had unpacked ~20,000 keys for it, ~90 ms)."""
         n = self._linker_counts.get(page.path)
-        if n is None:  # (the stem from the path: a page a warm start left as stored is not decoded)
-            linkers = self.linkers.peek(path_stem(page.path).casefold())
-            n = self._linker_counts[page.path] = len(linkers) - (page.path in linkers) if linkers else 0
+        return self._count_linkers(page.path) if n is None else n
+
+    def linker_counts(self, paths: Iterable[str]) -> dict[str, int]:
+        """``linker_count`` of the page at each of ``paths``, in one call (a query bounds
+        thousands of pages by their link-prior: "The" at 100,000 pages, 7,181)."""
+        known, count = self._linker_counts, self._count_linkers
+        out = {}
+        for path in paths:
+            n = known.get(path)
+            out[path] = count(path) if n is None else n
+        return out
+
+    def _count_linkers(self, path: str) -> int:
+        # (the stem from the path: a page a warm start left as stored is not decoded)
+        linkers = self.linkers.peek(path_stem(path).casefold())
+        n = self._linker_counts[path] = len(linkers) - (path in linkers) if linkers else 0
         return n
 
     def indexes(self) -> Mapping[str, Any]:

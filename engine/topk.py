@@ -26,7 +26,7 @@ from .model import Page
 from .query import Query, passes_filters
 from .scoring import (
     Plan, PostedCounts, TermPlan, TextCounts, bm25_norm, body_components, body_most, counts_of, fixed, head_components, indexed_outside_body, link_prior,
-    name_words, score_of, starts_with_typed,
+    name_words, prior_points, score_of, starts_with_typed,
 )
 from .vault import PREFIX_TOKENS, Vault
 from .weights import (
@@ -235,10 +235,10 @@ def top_components(
     # tight bound): most groups lie below the bar and are never sorted.
     quick = bounds.medium_pages(strong, tiered)
     by_bound: dict[float, list[str]] = {}
+    priors = prior_points(vault, quick)
     for path, most in quick.items():
         if most != math.inf:
-            prior = link_prior(vault, pages[path])
-            most += (prior[3] if prior else 0) - _PRIOR
+            most += priors[path] - _PRIOR
         found = by_bound.get(most)
         if found is None:
             by_bound[most] = [path]
@@ -451,12 +451,12 @@ def top_components(
     # loop below reaches it: thousands of them start with a two-letter word at 100,000 pages.)
     buckets: dict[float, list[str]] = {}
     titled: dict[float, list[str]] = {}
+    priors = prior_points(vault, [path for path in prefixed if path in bound and bound[path] + later >= floor])
     for path, b in bound.items():
         if b + later < floor:
             continue
         if path in prefixed:
-            prior = link_prior(vault, pages[path])
-            most, group = b + context + (prior[3] if prior else 0), titled
+            most, group = b + context + priors[path], titled
         else:
             most, group = b + later, buckets
         found = group.get(most)

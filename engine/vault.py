@@ -176,6 +176,7 @@ class Vault:
         self.linkers = links.linkers
         # the parts' methods called in hot loops, bound once (one call, not a call through here)
         self.linker_count = links.linker_count
+        self.linker_counts = links.linker_counts
         self.name_tokens_with_prefix = search.name_tokens_with_prefix
         self.counts_by_page = search.counts_by_page
         self.generation = len(store.pages)  # bumped on every change: callers may cache per generation
