@@ -379,7 +379,6 @@ def top_components(
     # page's body counts are looked up. A holder of the term in a name or tag only gets at
     # least its stand-in points, as before, and the strong pages are dropped at the end.
     twice, thrice = vault.body_twice, vault.body_thrice
-    n_pages = len(pages)
     for _most, term, stand_words, tier, stand_in in body[minor:]:
         holders = postings.get(term, ())
         _add_tiers(bound, holders, twice.get(term, ()), thrice.get(term, ()), tier, stand_in, base)
@@ -409,7 +408,7 @@ def top_components(
             alive = {path: b for path, b in alive.items() if b >= short}
             if not alive:
                 break
-            if 4 * thrice.count(term) >= 3 * n_pages:
+            if mostly_thrice(vault, term):
                 # three times or more in most bodies ("in": ~95,000 holders at 100,000 pages):
                 # every page gets that tier (or its stand-in's points, if more), as
                 # ``Bounds.tiered_pages`` gives, without walking the postings
@@ -757,12 +756,11 @@ class Bounds:
         the count grows); and, when its stand-ins are worth body points, per kind of them
         (``_body_stand_ins``) the pages holding one of those words in any field."""
         vault = self.vault
-        postings, twice, thrice = vault.postings, vault.body_twice, vault.body_thrice
-        n_pages = len(vault.pages)
+        postings, twice = vault.postings, vault.body_twice
         out = []
         for (tp, _others, _stand_in, _names), kinds in zip(self.terms, self.body_stand_ins):
             term = tp.term
-            if 4 * thrice.count(term) >= 3 * n_pages:
+            if mostly_thrice(vault, term):
                 # three times or more in most bodies ("the", "in": ~100,000 holders at 100,000
                 # pages, 17 ms a query to enumerate): 2 where it is twice, 3 ("three or more: look
                 # at the body", an upper bound) for every other page (``_MostlyThrice``)
@@ -929,7 +927,7 @@ class Bounds:
             if len(holders) + len(twice) + len(thrice) < 3 * len(paths):
                 _add_tiers(out, holders, twice, thrice, tier, stand_in, minus=stand_in)  # in place of it
                 continue
-            if 4 * len(thrice) >= 3 * len(vault.pages):
+            if mostly_thrice(vault, term):
                 # a word three times or more in most bodies ("the"): every page gets that
                 # tier, almost always its own, without a look at its counts
                 up = tier[3] - stand_in
@@ -985,11 +983,9 @@ class Bounds:
     def medium_pages(self, paths: set[str], tiered: dict[str, float]) -> dict[str, float]:
         """``medium`` of each page in ``paths``, with its ``tiered``, the names part found term
         by term: each term's name, tag, heading and path points go only to the pages that hold
-        it there (``named``), where ``medium`` asks every page about every term. The same
-        values (every part is a multiple of 1/FIXED_STEP, so the order of the sums does not
-        matter), in one loop with ``_name_points``, ``_cover_phrase_prefix`` and ``_phrase``
-        written out: a query word in thousands of titles ("The", "On" at 100,000 pages) makes
-        this a loop over thousands of pages, where each call cost more than its work."""
+        it there (``named``), where ``medium`` asks every page about every term.
+        The same values (every part is a multiple of 1/FIXED_STEP, so the order of the sums
+        does not matter)."""
         fields = self.vault.fields
         out = {}
         prior_most = self.prior_most
@@ -1000,51 +996,11 @@ class Bounds:
                 out[path] += self.context
         for (tp, others, _stand_in, names), named in zip(self.terms, self.named):
             term = tp.term
-            if others is not None:
-                for path in named.intersection(paths):
-                    out[path] += _name_points(term, others, names, fields[path])
-                continue
-            for path in named.intersection(paths):  # _name_points without stand-ins
-                f = fields[path]
-                total = 0.0
-                in_title = term in f.title_set
-                if in_title:
-                    total += _TITLE_TERM
-                elif term in f.alias_set:
-                    total += _ALIAS_TERM
-                elif term in f.path_tokens:
-                    total += _PATH_TERM
-                if term in f.tag_names or term in f.tag_tokens:
-                    total += _TAG_TERM
-                if term in f.heading_set:
-                    total += _HEADING_TERM
-                out[path] += total
-        # _cover_phrase_prefix and _phrase
-        seq, typed, words, phrased = self.seq, self.typed, self.words, self._phrased
-        partial = self.partial
-        prefix_all = self.prefix_cut
-        prefixed = self.prefixed if partial and not prefix_all else ()
-        exact_max, n_typed = self.exact_max, len(typed)
+            for path in named.intersection(paths):
+                out[path] += _name_points(term, others, names, fields[path])
+        rest = self._cover_phrase_prefix
         for path in out:
-            f = fields[path]
-            title_set = f.title_set
-            total = _COVER if title_set and title_set <= words else 0.0
-            phrase = 0
-            if seq and path in phrased:
-                if seq <= title_set or seq <= f.alias_set:
-                    phrase = _TITLE_PHRASE
-                if f.title_tokens == typed or f.file_tokens == typed or typed in f.alias_tokens:
-                    phrase += exact_max
-                elif len(f.leaf_tokens) <= n_typed and seq <= f.leaf_tokens:
-                    phrase += _LEAF_EXACT
-                if seq <= f.heading_set:
-                    phrase += _HEADING_EXACT if typed in f.heading_tokens else _HEADING_PHRASE
-            if partial and (prefix_all or path in prefixed):
-                if partial not in title_set:
-                    total += _PREFIX_TERM
-                if phrase < _PREFIX_PHRASE and starts_typed(f, typed):
-                    phrase = _PREFIX_PHRASE
-            out[path] += total + phrase
+            out[path] += rest(path, fields[path])
         return out
 
     def other(
@@ -1086,6 +1042,13 @@ class _MostlyThrice(dict):
 
     def get(self, path: str, default: int | None = None) -> int:  # type: ignore[override]
         return dict.get(self, path, 3)
+
+
+def mostly_thrice(vault: Vault, term: str) -> bool:
+    """Whether ``term`` is three times or more in most bodies (3 in 4: "the", "in"): then the
+    top-k search gives every page that tier as a bound, almost always its own, instead of
+    enumerating the term's ~100,000 holders (``_MostlyThrice``)."""
+    return 4 * vault.body_thrice.count(term) >= 3 * len(vault.pages)
 
 
 def _add_tiers(acc: dict[str, float], holders: Sequence[str], twice: Sequence[str], thrice: Sequence[str],

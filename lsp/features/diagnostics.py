@@ -127,16 +127,15 @@ def on_page(ls: VaultServer, state: VaultState, rel: str, before: Page | None) -
     if not state.indexed.is_set():
         return  # the push after the scan covers everything
     pending = _pending(state)
+    first = not pending
+    pending.setdefault(rel, before)
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # not in the server's loop (a direct call): check at once
-        pending.setdefault(rel, before)
         check_pending(ls, state)
         return
-    if not pending:
+    if first:
         state.diagnostics_since = loop.time()
-    if rel not in pending:
-        pending[rel] = before
     timer = state.diagnostics_timer
     if timer is not None:
         timer.cancel()
