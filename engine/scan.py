@@ -257,7 +257,7 @@ def _with_problem(page: Page, problem: Problem) -> Page:
 
 # --- whole vaults ---------------------------------------------------------------------------
 
-GROUP_PAGES = 250  # pages per parse task and per stored chunk
+GROUP_PAGES = 125  # pages per parse task and per stored chunk (a worker's peak grows with it: ~7 MB from 125 to 250)
 PARALLEL_MIN_PAGES = 1500  # fewer pages parse faster in-process than worker start-up costs
 ENV_WORKERS = "VAULTLENS_WORKERS"  # worker processes for cold parsing; 0 or 1: parse in-process
 CHECK_WORKER_MIN_PAGES = 20_000  # ``LoadedVault.check`` lists in a worker process from this many pages (0.75 s
@@ -466,7 +466,8 @@ def serve_worker() -> None:  # pragma: no cover - runs in worker processes
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which parses in-process
             reply = marshal.dumps((False, f"{type(exc).__name__}: {exc}"), MARSHAL_VERSION)
         try:
-            out.write(len(reply).to_bytes(8, "little") + reply)
+            out.write(len(reply).to_bytes(8, "little"))  # (not head + reply: a copy of megabytes)
+            out.write(reply)
             out.flush()
         except (OSError, KeyboardInterrupt):  # BrokenPipeError: the parent died mid-load
             os._exit(0)
