@@ -60,3 +60,32 @@ def test_a_heading_link_to_its_own_page_is_not_a_backlink():
     vault = build_vault({"A.md": "[[#Top]] and [[A]]\n# Top\n"})
     assert [r.via for r in vault.resolved_links("A.md")] == ["self", "stem"]
     assert [s for s, _ in vault.backlinks("A.md")] == ["A.md"]  # only [[A]]
+
+
+@settings(max_examples=80)
+@given(ops, ops)
+def test_changes_before_the_stored_links_are_read_reach_them(first, then):
+    """A warm start's link index holds every link's resolution as stored, restored when first
+    read; the changes made before that (the first edits) are applied on restoring it."""
+    files: dict[str, str] = {}
+    for op, path, text in first:
+        if op == "upsert":
+            files[path] = text
+        else:
+            files.pop(path, None)
+    built = build_vault(files)
+    built.resolved_links("nothing yet")
+    snapshot = marshal.loads(marshal.dumps(built.snapshot(), MARSHAL_VERSION))
+    vault = Vault.from_snapshot([(p, built.fields[p.path]) for p in built.pages.values()], snapshot, "vault")
+    assert vault.link_index._links is None  # not restored yet: every change below is applied later
+    for op, path, text in then:
+        if op == "upsert":
+            vault.upsert(parse_page(path, text))
+            files[path] = text
+        else:
+            vault.remove(path)
+            files.pop(path, None)
+    assert vault.link_index._links is None
+    check_links(vault)
+    fresh = build_vault(files)
+    assert vault_state(vault) == vault_state(fresh) and parts_state(vault) == parts_state(fresh)
