@@ -17,7 +17,7 @@ from e2e_support import (
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from vaultlens.engine.scan import list_pages
+from vaultlens.engine.scan import GROUP_PAGES, list_pages
 
 
 async def test_initialize_watchers_and_progress(bare_client: LanguageClient, vault: Path):
@@ -58,7 +58,8 @@ async def test_initialize_watchers_and_progress(bare_client: LanguageClient, vau
 
 
 async def test_progress_reports_each_batch(bare_client: LanguageClient, tmp_path: Path):
-    """600 pages arrive in batches of 250: one report per batch, counts and percentages rising."""
+    """600 pages arrive in batches (``GROUP_PAGES``, 125): one report per batch, counts and
+    percentages rising."""
     files = {
         f"notes/page-{i:03d}.md": f"# Note {i}\n\nSome words about topic {i % 7}.\n"
         for i in range(600)
@@ -67,9 +68,10 @@ async def test_progress_reports_each_batch(bare_client: LanguageClient, tmp_path
     await start_session(bare_client, root)
     [(_token, reports)] = index_reports(bare_client).items()
     kinds = [r.kind for r in reports]
-    assert kinds == ["begin", "report", "report", "report", "end"]
-    assert [r.message for r in reports[1:4]] == ["250/600 pages", "500/600 pages", "600/600 pages"]
-    assert [r.percentage for r in reports[1:4]] == [41, 83, 100]
+    assert GROUP_PAGES == 125
+    assert kinds == ["begin", "report", "report", "report", "report", "report", "end"]
+    assert [r.message for r in reports[1:6]] == [f"{n}/600 pages" for n in (125, 250, 375, 500, 600)]
+    assert [r.percentage for r in reports[1:6]] == [20, 41, 62, 83, 100]
     assert reports[-1].message == "600 pages indexed"
     result = await wiki_search(bare_client, {"query": "note 599", "limit": 1})
     assert result["hits"][0]["file"] == "notes/page-599.md"
