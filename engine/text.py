@@ -38,6 +38,8 @@ def _porter():
 
         return snowballstemmer.stemmer("porter")
     return Stemmer.Stemmer("porter", 0)  # no cache of its own: ``stem`` remembers words
+
+
 # No word is this long; the stemmer's pure-Python loops would take minutes on a page that is
 # one multi-megabyte token, so longer tokens are their own stem.
 MAX_STEM_CHARS = 64

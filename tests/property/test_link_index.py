@@ -11,11 +11,10 @@ from __future__ import annotations
 import marshal
 
 from hypothesis import given, settings
-from test_properties import ops, parts_state
+from test_properties import apply_op, ops, parts_state
 from vaultkit import brute_backlinks, build_vault, vault_state
 
 from vaultlens.engine.compact import MARSHAL_VERSION
-from vaultlens.engine.page import parse_page
 from vaultlens.engine.vault import Vault
 
 
@@ -33,25 +32,25 @@ def check_links(vault: Vault) -> None:
             assert vault.link_kinds(path, target) == [kind for kind, p in expected if p == target]
 
 
+def _stored_copy(vault: Vault) -> Vault:
+    """The vault read back from its snapshot, as a warm start reads it (links restored on first read)."""
+    snapshot = marshal.loads(marshal.dumps(vault.snapshot(), MARSHAL_VERSION))
+    return Vault.from_snapshot([(p, vault.fields[p.path]) for p in vault.pages.values()], snapshot, "vault")
+
+
 @settings(max_examples=80)
 @given(ops)
 def test_the_link_index_follows_every_change(sequence):
     vault = Vault("vault")
     vault.resolved_links("nothing yet")  # build it now, so every step below updates it
     files: dict[str, str] = {}
-    for op, path, text in sequence:
-        if op == "upsert":
-            vault.upsert(parse_page(path, text))
-            files[path] = text
-        else:
-            vault.remove(path)
-            files.pop(path, None)
+    for step in sequence:
+        apply_op(vault, files, *step)
         check_links(vault)
     fresh = build_vault(files)
     assert vault_state(vault) == vault_state(fresh) and parts_state(vault) == parts_state(fresh)
     # What each part writes of itself to a snapshot reads back as the same vault, link index too.
-    snapshot = marshal.loads(marshal.dumps(vault.snapshot(), MARSHAL_VERSION))
-    stored = Vault.from_snapshot([(p, vault.fields[p.path]) for p in vault.pages.values()], snapshot, "vault")
+    stored = _stored_copy(vault)
     assert parts_state(stored) == parts_state(fresh)
     check_links(stored)
 
@@ -75,16 +74,10 @@ def test_changes_before_the_stored_links_are_read_reach_them(first, then):
             files.pop(path, None)
     built = build_vault(files)
     built.resolved_links("nothing yet")
-    snapshot = marshal.loads(marshal.dumps(built.snapshot(), MARSHAL_VERSION))
-    vault = Vault.from_snapshot([(p, built.fields[p.path]) for p in built.pages.values()], snapshot, "vault")
+    vault = _stored_copy(built)
     assert vault.link_index._links is None  # not restored yet: every change below is applied later
-    for op, path, text in then:
-        if op == "upsert":
-            vault.upsert(parse_page(path, text))
-            files[path] = text
-        else:
-            vault.remove(path)
-            files.pop(path, None)
+    for step in then:
+        apply_op(vault, files, *step)
     assert vault.link_index._links is None
     check_links(vault)
     fresh = build_vault(files)

@@ -216,18 +216,23 @@ ops = st.lists(
 )
 
 
+def apply_op(vault: Vault, files: dict[str, str], op: str, path: str, text: str) -> None:
+    """One step of ``ops`` on ``vault``, and on ``files`` (what a fresh build should be made of)."""
+    if op == "upsert":
+        vault.upsert(parse_page(path, text))
+        files[path] = text
+    else:
+        vault.remove(path)
+        files.pop(path, None)
+
+
 @settings(max_examples=80)
 @given(ops)
 def test_incremental_updates_equal_a_fresh_build(sequence):
     vault = Vault("vault")
     files: dict[str, str] = {}
-    for op, path, text in sequence:
-        if op == "upsert":
-            vault.upsert(parse_page(path, text))
-            files[path] = text
-        else:
-            vault.remove(path)
-            files.pop(path, None)
+    for step in sequence:
+        apply_op(vault, files, *step)
         for page in vault.pages.values():
             vault.linker_count(page)  # remembered: the next changes must drop what they make untrue
     fresh = build_vault(files)
@@ -290,11 +295,6 @@ def test_a_bulk_build_from_packed_parts_equals_a_fresh_build(files, group, seque
     fresh = build_vault(files)
     assert parts_state(packed) == parts_state(fresh)
     files = dict(files)
-    for op, path, text in sequence:
-        if op == "upsert":
-            packed.upsert(parse_page(path, text))
-            files[path] = text
-        else:
-            packed.remove(path)
-            files.pop(path, None)
+    for step in sequence:
+        apply_op(packed, files, *step)
     assert parts_state(packed) == parts_state(build_vault(files))
