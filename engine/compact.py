@@ -1,6 +1,6 @@
 """Compact page records: the form pages travel in between processes and rest in the cache.
 
-A record is nested tuples of str, int, bool, None, dicts and frozensets, so ``marshal`` reads
+A record is nested tuples of str, int, bool, None and dicts, so ``marshal`` reads
 and writes it in C. ``decode_page`` gives a ``CompactPage``: a ``Page`` whose cheap fields are
 set at once and whose links, edges, headings, blocks, inline tags, problems and frontmatter stay
 one ``bytes`` blob, unpacked when read (a bounded number stay unpacked: ``Unpacked``). A vault loaded from records then costs what queries need
@@ -657,7 +657,7 @@ _SHARED_FIELDS = tuple(i for i, name in enumerate(_PAGE_FIELDS) if name in ("ali
 def decode_fields(record: tuple[Any, ...], shared: dict[Any, Any] | None = None, region: BodyRegion | None = None,
                   path: str = "", into: PageFields | None = None) -> PageFields:
     """The fields a record holds. With ``shared`` (one dict per load), equal alias and tag
-    values of different pages become one object (small frozensets cost 200+ bytes each).
+    values of different pages become one object.
     ``region``: as for ``decode_page`` (a ``ChunkBuilder`` record's body counts are there;
     ``path``: its page's). ``into``: the fields of a ``LazyChunk`` page to fill."""
     values = list(record)

@@ -133,11 +133,11 @@ def term_fields(vault: Vault, path: str, term: str) -> list[str]:
         return []
     words = _variants(vault, term)
     found = []
-    if words & (fields.title_set | fields.alias_set | set(fields.file_tokens)):
+    if not words.isdisjoint((*fields.title_set, *fields.alias_set, *fields.file_tokens)):
         found.append("name")
-    if words & fields.heading_set:
+    if not words.isdisjoint(fields.heading_set):
         found.append("heading")
-    if words & (fields.tag_names | fields.tag_tokens):
+    if not words.isdisjoint((*fields.tag_names, *fields.tag_tokens)):
         found.append("tag")
     if any(fields.body_counts.count(w) for w in words):
         found.append("body")
@@ -174,7 +174,7 @@ def passage_terms(vault: Vault, path: str, weights: dict[str, float]) -> tuple[s
     for term in weights:
         for word in sorted(_variants(vault, term)):
             owners.setdefault(word, []).append(term)
-    name = fields.title_set | fields.alias_set | set(fields.file_tokens)
+    name = {*fields.title_set, *fields.alias_set, *fields.file_tokens}
     named = {t for w in name for t in owners.get(w, ())}
     best, best_weight = named, math.fsum(weights[t] for t in sorted(named))
     for heading, text in _sections(vault.pages[path]):
@@ -240,8 +240,8 @@ def _named(vault: Vault, hits: tuple[Hit, ...]) -> set[str]:
     for hit in hits:
         fields = vault.fields.get(hit.page.path)
         if fields is not None:
-            out |= fields.title_set | fields.alias_set | set(fields.file_tokens) | fields.heading_set
-            out |= fields.tag_names | fields.tag_tokens
+            out.update(fields.title_set, fields.alias_set, fields.file_tokens, fields.heading_set,
+                       fields.tag_names, fields.tag_tokens)
     return out
 
 

@@ -97,7 +97,7 @@ class SearchIndex:
                     found.append(path)
                 if n >= 2:
                     (twice if n == 2 else thrice).setdefault(token, []).append(path)
-            named = fields.title_set | fields.alias_set
+            named = {*fields.title_set, *fields.alias_set}
             for token in named.union(fields.tag_tokens, fields.tag_names, fields.file_tokens):
                 if not counts.count(token):
                     postings.setdefault(token, []).append(path)
@@ -227,8 +227,8 @@ class SearchIndex:
         for token in after - before:
             if self.postings.add(token, path):
                 self.stem_tokens.setdefault(stem(token), set()).add(token)
-        before = (old.title_set | old.alias_set) if old is not None else frozenset()
-        after = (new.title_set | new.alias_set) if new is not None else frozenset()
+        before = {*old.title_set, *old.alias_set} if old is not None else set()
+        after = {*new.title_set, *new.alias_set} if new is not None else set()
         names = self.sorted_name_tokens
         for token in before - after:
             if self.name_postings.discard(token, path):
@@ -316,4 +316,4 @@ def _meta_tokens(fields: PageFields) -> tuple[frozenset[str], frozenset[str], fr
     """The tokens of a page's tags, headings and path (``tag_postings``, ``heading_postings``,
     ``path_postings``): where a query term can earn points besides the title, the aliases and
     the body."""
-    return fields.tag_names | fields.tag_tokens, fields.heading_set, fields.path_tokens
+    return frozenset((*fields.tag_names, *fields.tag_tokens)), frozenset(fields.heading_set), frozenset(fields.path_tokens)

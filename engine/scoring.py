@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .fields import LENGTH_FIELDS, BodyCounts, PageFields
+from .fields import LENGTH_FIELDS, BodyCounts, PageFields, holds_all
 from .model import Match, Page
 from .query import Query
 from .text import fold, stem, tokenize
@@ -551,18 +551,18 @@ def head_components(
         if len(title_tokens) == n or len(fields.file_tokens) == n or any(len(a) == n for a in fields.alias_tokens):
             exact = _exact_name(page, fields, plan)
         # (a field holds the sequence only if it holds each of its tokens: the set test is quick)
-        if title_set.issuperset(seq) and contains_sequence(title_tokens, seq):
+        if holds_all(title_set, seq) and contains_sequence(title_tokens, seq):
             add(("title-phrase", "", 1, POINTS["title-phrase"], "", ""))
-        elif alias_set.issuperset(seq):
+        elif holds_all(alias_set, seq):
             for alias, tokens in zip(aliases, fields.alias_tokens):
                 if contains_sequence(tokens, seq):
                     add(("title-phrase", alias, 1, POINTS["title-phrase"], "", ""))
                     break
         if exact is not None:
             add(("title-exact", exact[0], 1, exact_points(query), exact[1], ""))
-        elif len(fields.leaf_tokens) <= n and fields.leaf_tokens.issuperset(seq) and _leaf_is(page, seq):
+        elif len(fields.leaf_tokens) <= n and holds_all(fields.leaf_tokens, seq) and _leaf_is(page, seq):
             add(("leaf-exact", page.stem, 1, POINTS["leaf-exact"], "file", ""))
-        if fields.heading_set.issuperset(seq):
+        if holds_all(fields.heading_set, seq):
             heading = _heading_phrase(page, fields, seq)
             if heading is not None:
                 add(heading)
@@ -642,7 +642,7 @@ def head_components(
                 if field in matched:
                     continue
                 tokens = _field_tokens(field, fields, body_counts)
-                if tokens.isdisjoint(variants):
+                if tokens.isdisjoint(variants) if tokens is body_counts else variants.isdisjoint(tokens):
                     continue
                 same = [t for t in tp.folded if t in tokens]
                 if same:

@@ -11,7 +11,7 @@ import heapq
 from dataclasses import replace
 
 from .cancel import checkpoint, every
-from .fields import PageFields
+from .fields import PageFields, holds_all
 from .graph import walk_typed_edges
 from .hybrid import VectorArm, arm_depth, hybrid_search
 from .model import Hit, Page
@@ -126,6 +126,6 @@ def matching_headings(page: Page, text: str, fields: PageFields | None = None) -
     page's ``fields``, a page whose headings lack one of the words is passed over at once.
     """
     words = set(tokenize(text))
-    if not words or (fields is not None and not words <= fields.heading_set):
+    if not words or (fields is not None and not holds_all(fields.heading_set, words)):
         return []
     return [h for h in page.headings if h.level > 1 and words <= set(tokenize(h.text))]

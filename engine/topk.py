@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
-from .fields import BodyCounts, PageFields
+from .fields import BodyCounts, PageFields, holds_all
 from .model import Page
 from .query import Query, passes_filters
 from .scoring import (
@@ -818,7 +818,7 @@ class Bounds:
         title_set = f.title_set
         typed, partial = self.typed, self.partial
         phrase = self._phrase(f)  # title-phrase, title-exact or leaf-exact, heading-phrase; or else prefix-phrase
-        if title_set and title_set <= self.words:
+        if title_set and self.words.issuperset(title_set):
             total += _COVER
         if partial:
             # prefix-phrase comes only to a page that earned none of the others above
@@ -875,13 +875,13 @@ class Bounds:
         seq, typed = self.seq, self.typed
         phrase = 0
         if seq:
-            if seq <= f.title_set or seq <= f.alias_set:
+            if holds_all(f.title_set, seq) or holds_all(f.alias_set, seq):
                 phrase = _TITLE_PHRASE
             if f.title_tokens == typed or f.file_tokens == typed or typed in f.alias_tokens:
                 phrase += self.exact_max
-            elif len(f.leaf_tokens) <= len(typed) and seq <= f.leaf_tokens:
+            elif len(f.leaf_tokens) <= len(typed) and holds_all(f.leaf_tokens, seq):
                 phrase += _LEAF_EXACT
-            if seq <= f.heading_set:
+            if holds_all(f.heading_set, seq):
                 phrase += _HEADING_EXACT if typed in f.heading_tokens else _HEADING_PHRASE
         return phrase
 
@@ -971,7 +971,7 @@ class Bounds:
         total = 0.0
         title_set = f.title_set
         phrase = self._phrase(f) if path in self._phrased else 0
-        if title_set and title_set <= self.words:
+        if title_set and self.words.issuperset(title_set):
             total += _COVER
         if self.partial and (self.prefix_cut or path in self.prefixed):
             if self.partial not in title_set:  # else no prefix-term ("the" typed, "The …" titles)
@@ -1090,18 +1090,18 @@ def _name_points(term: str, others: frozenset[str] | None, names: tuple[float, f
     in_title = term in title_set
     if in_title:
         total += _TITLE_TERM
-    elif others is not None and not title_set.isdisjoint(others):
+    elif others is not None and not others.isdisjoint(title_set):
         total += names[0]
     # alias-term only when the title lacks the term (else nothing in the aliases for it)
     in_alias = term in alias_set
     if in_alias:
         if not in_title:
             total += _ALIAS_TERM
-    elif others is not None and not alias_set.isdisjoint(others):
+    elif others is not None and not others.isdisjoint(alias_set):
         total += names[1]
     if term in tag_names or term in tag_tokens:
         total += _TAG_TERM
-    elif others is not None and not (tag_names.isdisjoint(others) and tag_tokens.isdisjoint(others)):
+    elif others is not None and not (others.isdisjoint(tag_names) and others.isdisjoint(tag_tokens)):
         total += names[2]
     if term in f.heading_set:
         total += _HEADING_TERM

@@ -1,4 +1,5 @@
-"""``BodyCounts``: the compact body token counts answer as the Counter they replace."""
+"""``BodyCounts``: the compact body token counts answer as the Counter they replace; a page's
+field token sets are tuples of distinct tokens in the page's order."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vaultlens.engine.compact import PackedBodyCounts, decode_fields, encode_fields
-from vaultlens.engine.fields import BodyCounts, page_fields
+from vaultlens.engine.fields import BodyCounts, distinct, holds_all, page_fields
 from vaultlens.engine.page import parse_page
 
 tokens = st.lists(st.sampled_from(["a", "b", "río", "zz", "the", "0", "ünïcode", "é"]), max_size=40)
@@ -129,4 +130,36 @@ def test_a_headings_words_are_words_of_its_body(text):
     # the names-only candidates take a page with a query word in a heading as one holding it in
     # ``postings`` (scoring._named_candidates): every heading token is a body token
     fields = page_fields(parse_page("p.md", text))
-    assert fields.heading_set <= fields.vocabulary()
+    assert set(fields.heading_set) <= fields.vocabulary()
+
+
+SETS = ("title_set", "alias_set", "tag_names", "tag_tokens", "heading_set", "path_tokens", "leaf_tokens")
+
+
+def test_a_fields_sets_are_its_distinct_tokens_in_page_order():
+    text = ("---\ntitle: The Cat and the Hat\naliases: [Hat Cat, Red Hat]\ntags: [pets/cats, pets, hats]\n---\n"
+            "# Cats\n## Hats and cats\ntext\n")
+    f = page_fields(parse_page("zoo/pets.the-hat.md", text))
+    assert f.title_set == ("the", "cat", "and", "hat")  # "the" once, where it first is
+    assert f.alias_set == ("hat", "cat", "red")
+    assert f.tag_names == ("hats", "pets", "pets/cats", "cats")  # the page's tags are sorted
+    assert f.tag_tokens == ("hats", "pets", "cats")
+    assert f.heading_set == ("cats", "hats", "and")
+    assert f.path_tokens == ("zoo", "pets", "the", "hat") and f.leaf_tokens == ("the", "hat")
+    assert all(type(getattr(f, name)) is tuple for name in SETS)
+    assert holds_all(f.title_set, {"hat", "cat"}) and not holds_all(f.title_set, {"hat", "dog"})
+    assert holds_all(f.heading_set, ())
+
+
+def test_a_title_without_a_repeated_word_is_its_own_set():
+    # one tuple for both (and for the file name's tokens when the file is named after the title)
+    f = page_fields(parse_page("Blue Moon Rising.md", "text"))
+    assert f.title_set is f.title_tokens is f.file_tokens
+    assert f.leaf_tokens is f.title_set
+
+
+@given(st.lists(st.sampled_from(["a", "b", "río", "the", "0"]), max_size=12))
+def test_distinct_keeps_the_first_of_each(words):
+    out = distinct(words)
+    assert len(out) == len(set(words)) and set(out) == set(words)
+    assert list(out) == sorted(set(words), key=words.index)

@@ -91,8 +91,8 @@ def test_suggestions_never_repeat_a_page_already_shown(vault):
         named = set()
         for hit in hits:
             fields = vault.fields[hit.page.path]
-            named |= fields.title_set | fields.alias_set | fields.heading_set | fields.tag_names | fields.tag_tokens
-            named |= set(fields.file_tokens)
+            named.update(fields.title_set, fields.alias_set, fields.heading_set, fields.tag_names, fields.tag_tokens)
+            named.update(fields.file_tokens)
         for suggestion in hints(vault, query, hits)["suggested_queries"]:
             assert suggestion.casefold() not in shown, (text, suggestion)
             assert set(suggestion.casefold().split()) - named, (text, suggestion)  # a word no hit is named by

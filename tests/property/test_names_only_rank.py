@@ -38,7 +38,7 @@ def matching(vault, query) -> set[str]:
     partial = query.partial
     out = set()
     for path, f in vault.fields.items():
-        names = f.title_set | f.alias_set | f.heading_set | f.path_tokens | f.tag_names | f.tag_tokens
+        names = {*f.title_set, *f.alias_set, *f.heading_set, *f.path_tokens, *f.tag_names, *f.tag_tokens}
         prefixed = partial is not None and any(t.startswith(partial) for t in (*f.title_set, *f.alias_set))
         if prefixed or not words.isdisjoint(names):
             out.add(path)

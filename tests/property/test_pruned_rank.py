@@ -254,7 +254,7 @@ def _check_bounds(seen, vault, query) -> None:
     # exactly that for a page holding every term it has in its body only, or in none of them
     for path in cands:
         f = vault.fields[path]
-        names = f.title_set | f.alias_set | f.tag_names | f.tag_tokens | set(f.file_tokens)
+        names = {*f.title_set, *f.alias_set, *f.tag_names, *f.tag_tokens, *f.file_tokens}
         if all(tp.term not in names or tp.term in f.body_counts for tp in plan.terms):
             assert tiered[path] == bounds.tiered(f), path
     for path in sorted(cands):
