@@ -116,7 +116,9 @@ class LinkIndex:
         # not the stored indexes' first reads (``_DEFER_LOCK``), which resolving links takes too
         self._links_lock = threading.Lock()
         self._targets: dict[str, tuple[str, ...]] = {}  # path -> kind, target, kind, target... resolved
-        self._incoming: dict[str, set[str]] = {}  # target path -> pages linking to it
+        # target path -> the pages linking to it: a sorted tuple as built or restored (a set of
+        # a few paths costs 216-728 bytes, the tuple 40 + 8 a path), a set once its linkers change
+        self._incoming: dict[str, tuple[str, ...] | set[str]] = {}
         self._memo: dict[tuple[str, bool, str | None], Resolution] = {}  # resolve_memoised answers
         self._linker_counts: dict[str, int] = {}  # linker_count answers
 
@@ -229,7 +231,7 @@ class LinkIndex:
             return n
 
         per_page = {path: tuple(map(number, found)) for path, found in resolved.items()}
-        incoming = {target: tuple(sources) for target, sources in self._incoming.items()}
+        incoming = {target: tuple(sorted(sources)) for target, sources in self._incoming.items()}
         return table, per_page, self._targets, incoming  # the memo refills as pages change
 
     def _restore_links(self, state: tuple[Any, ...]) -> dict[str, tuple[Resolution, ...]]:
@@ -237,7 +239,7 @@ class LinkIndex:
         table, per_page, targets, incoming = state
         made = [Resolution(*r) for r in table]
         self._targets = targets
-        self._incoming = {target: set(sources) for target, sources in incoming.items()}
+        self._incoming = incoming  # the stored sorted tuples, made sets only where they change
         return {path: tuple(made[n] for n in found) for path, found in per_page.items()}
 
     # --- one page at a time ----------------------------------------------------------------
@@ -337,11 +339,14 @@ class LinkIndex:
                         stored = None
                 if stored is not None:
                     links = self._restore_links(stored)
+        built = links is None
         if links is None:
             links, self._targets, self._incoming = {}, {}, {}
             todo = self.pages
         for path in todo:
             self._link_page(path, links)
+        if built:
+            self._incoming = {target: tuple(sorted(sources)) for target, sources in self._incoming.items()}
         self._links = links
 
     def _link_page(self, path: str, links: dict[str, tuple[Resolution, ...]] | None = None) -> None:
@@ -359,14 +364,23 @@ class LinkIndex:
         # ``[[#Heading]]`` resolves to its own page ("self") but names no page: not a backlink.
         before = {r.path for r in old if r.path is not None and r.via != "self"}
         after = {r.path for r in new if r.path is not None and r.via != "self"}
+        incoming = self._incoming
         for target in before - after:
-            holders = self._incoming.get(target)
+            holders = incoming.get(target)
             if holders is not None:
+                if type(holders) is tuple:
+                    holders = incoming[target] = set(holders)
                 holders.discard(path)
                 if not holders:
-                    del self._incoming[target]
+                    del incoming[target]
         for target in after - before:
-            self._incoming.setdefault(target, set()).add(path)
+            holders = incoming.get(target)
+            if holders is None:
+                incoming[target] = {path}
+            else:
+                if type(holders) is tuple:
+                    holders = incoming[target] = set(holders)
+                holders.add(path)
 
     # --- resolution --------------------------------------------------------------------------
 
@@ -525,7 +539,8 @@ class LinkIndex:
         return {
             "by_path": self.by_path, "path_holders": self.path_holders, "by_stem": self.by_stem,
             "by_title": self.by_title, "by_alias": self.by_alias, "linkers": self.linkers,
-            "resolved": self._links, "targets": self._targets, "incoming": self._incoming,
+            "resolved": self._links, "targets": self._targets,
+            "incoming": {target: frozenset(sources) for target, sources in self._incoming.items()},
         }
 
 
