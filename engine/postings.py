@@ -50,7 +50,9 @@ class SearchIndex:
 
     def __init__(self) -> None:
         self.postings = PathIndex()
-        self.stem_tokens: dict[str, set[str]] = {}
+        # stem -> the tokens with it, sorted (a tuple: most stems have one or two tokens, and a
+        # set of one costs 216 bytes); sets while a bulk build adds to them (``take``, ``finish``)
+        self.stem_tokens: dict[str, tuple[str, ...]] = {}
         self.name_postings = PathIndex()
         self.first_postings = PathIndex()
         self.tag_postings = PathIndex()
@@ -143,6 +145,9 @@ class SearchIndex:
         a key's bytes grown in a ``bytearray`` when several parts held it (made bytes here)."""
         self.sorted_name_tokens[:] = sorted(lists["name_postings"])
         self._stemmed = set()
+        stems = self.stem_tokens
+        for s, group in stems.items():
+            stems[s] = tuple(sorted(group))
         for name in self.LISTS:
             if table is None:
                 setattr(self, name, PathIndex.from_lists(lists[name]))
@@ -219,14 +224,17 @@ class SearchIndex:
         for token in before - after:
             if self.postings.discard(token, path):
                 s = stem(token)
-                group = self.stem_tokens.get(s)
-                if group is not None:
-                    group.discard(token)
-                    if not group:
-                        del self.stem_tokens[s]
+                rest = tuple(t for t in self.stem_tokens.get(s, ()) if t != token)
+                if rest:
+                    self.stem_tokens[s] = rest
+                else:
+                    self.stem_tokens.pop(s, None)
         for token in after - before:
             if self.postings.add(token, path):
-                self.stem_tokens.setdefault(stem(token), set()).add(token)
+                s = stem(token)
+                group = self.stem_tokens.get(s, ())
+                if token not in group:
+                    self.stem_tokens[s] = tuple(sorted((*group, token)))
         before = {*old.title_set, *old.alias_set} if old is not None else set()
         after = {*new.title_set, *new.alias_set} if new is not None else set()
         names = self.sorted_name_tokens
