@@ -324,4 +324,5 @@ def _meta_tokens(fields: PageFields) -> tuple[frozenset[str], frozenset[str], fr
     """The tokens of a page's tags, headings and path (``tag_postings``, ``heading_postings``,
     ``path_postings``): where a query term can earn points besides the title, the aliases and
     the body."""
-    return frozenset((*fields.tag_names, *fields.tag_tokens)), frozenset(fields.heading_set), frozenset(fields.path_tokens)
+    tags = frozenset((*fields.tag_names, *fields.tag_tokens))
+    return tags, frozenset(fields.heading_set), frozenset(fields.path_tokens)

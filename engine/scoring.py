@@ -550,7 +550,7 @@ def head_components(
         # an exact name needs a title, alias or file name of as many tokens as the query
         if len(title_tokens) == n or len(fields.file_tokens) == n or any(len(a) == n for a in fields.alias_tokens):
             exact = _exact_name(page, fields, plan)
-        # (a field holds the sequence only if it holds each of its tokens: the set test is quick)
+        # (a field holds the sequence only if it holds each of its tokens: the quick test first)
         if holds_all(title_set, seq) and contains_sequence(title_tokens, seq):
             add(("title-phrase", "", 1, POINTS["title-phrase"], "", ""))
         elif holds_all(alias_set, seq):
