@@ -131,6 +131,10 @@ def _link(link: Link) -> tuple[Any, ...]:
     )
 
 
+def _interned_str(value: Any) -> Any:
+    return intern(value) if type(value) is str else value
+
+
 def encode_page(page: Page, body: tuple[int, int, bytes] | None = None) -> tuple[Any, ...]:
     """A page as a record (marshal-ready). ``body``: where its chunk holds the body instead
     (``ChunkBuilder``); without it the record holds the text."""
@@ -145,13 +149,13 @@ def encode_page(page: Page, body: tuple[int, int, bytes] | None = None) -> tuple
     )
     return (
         intern(page.path),  # one string per path across every marshalled piece (marshal keeps it interned)
-        page.title,
-        page.stem,
+        intern(page.title),  # one string with the file name it often is, and with the names vault's
+        intern(page.stem),
         tuple(page.aliases),
         tuple(map(intern, page.tags)),
         intern(page.type) if page.type is not None else None,
-        page.created,
-        page.updated,
+        _interned_str(page.created),  # dates: a few hundred distinct ones in thousands of pages
+        _interned_str(page.updated),
         page.body if body is None else body,
         page.body_line,
         page.size,
