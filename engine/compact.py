@@ -131,10 +131,6 @@ def _link(link: Link) -> tuple[Any, ...]:
     )
 
 
-def _interned_str(value: Any) -> Any:
-    return intern(value) if type(value) is str else value
-
-
 def encode_page(page: Page, body: tuple[int, int, bytes] | None = None) -> tuple[Any, ...]:
     """A page as a record (marshal-ready). ``body``: where its chunk holds the body instead
     (``ChunkBuilder``); without it the record holds the text."""
@@ -154,8 +150,8 @@ def encode_page(page: Page, body: tuple[int, int, bytes] | None = None) -> tuple
         tuple(page.aliases),
         tuple(map(intern, page.tags)),
         intern(page.type) if page.type is not None else None,
-        _interned_str(page.created),  # dates: a few hundred distinct ones in thousands of pages
-        _interned_str(page.updated),
+        _interned(page.created),  # dates: a few hundred distinct ones in thousands of pages
+        _interned(page.updated),
         page.body if body is None else body,
         page.body_line,
         page.size,

@@ -231,8 +231,8 @@ class LinkIndex:
             return n
 
         per_page = {path: tuple(map(number, found)) for path, found in resolved.items()}
-        incoming = {target: tuple(sorted(sources)) for target, sources in self._incoming.items()}
-        return table, per_page, self._targets, incoming  # the memo refills as pages change
+        # the memo is not stored: it refills as pages change
+        return table, per_page, self._targets, _sorted_linkers(self._incoming)
 
     def _restore_links(self, state: tuple[Any, ...]) -> dict[str, tuple[Resolution, ...]]:
         """Take the targets and incoming links of a ``_links_state``; returns its resolved links."""
@@ -339,14 +339,14 @@ class LinkIndex:
                         stored = None
                 if stored is not None:
                     links = self._restore_links(stored)
-        built = links is None
-        if links is None:
+        if links is None:  # nothing stored (or it was damaged): every page's links resolved
             links, self._targets, self._incoming = {}, {}, {}
-            todo = self.pages
-        for path in todo:
-            self._link_page(path, links)
-        if built:
-            self._incoming = {target: tuple(sorted(sources)) for target, sources in self._incoming.items()}
+            for path in self.pages:
+                self._link_page(path, links)
+            self._incoming = _sorted_linkers(self._incoming)
+        else:
+            for path in todo:
+                self._link_page(path, links)
         self._links = links
 
     def _link_page(self, path: str, links: dict[str, tuple[Resolution, ...]] | None = None) -> None:
@@ -364,23 +364,21 @@ class LinkIndex:
         # ``[[#Heading]]`` resolves to its own page ("self") but names no page: not a backlink.
         before = {r.path for r in old if r.path is not None and r.via != "self"}
         after = {r.path for r in new if r.path is not None and r.via != "self"}
-        incoming = self._incoming
         for target in before - after:
-            holders = incoming.get(target)
-            if holders is not None:
-                if type(holders) is tuple:
-                    holders = incoming[target] = set(holders)
-                holders.discard(path)
-                if not holders:
-                    del incoming[target]
+            holders = self._linkers_to_change(target)
+            holders.discard(path)
+            if not holders:
+                del self._incoming[target]
         for target in after - before:
-            holders = incoming.get(target)
-            if holders is None:
-                incoming[target] = {path}
-            else:
-                if type(holders) is tuple:
-                    holders = incoming[target] = set(holders)
-                holders.add(path)
+            self._linkers_to_change(target).add(path)
+
+    def _linkers_to_change(self, target: str) -> set[str]:
+        """The pages linking to ``target``, as the set that changes them (made one from a
+        built or restored tuple, or empty)."""
+        holders = self._incoming.get(target)
+        if type(holders) is not set:
+            holders = self._incoming[target] = set(holders or ())
+        return holders
 
     # --- resolution --------------------------------------------------------------------------
 
@@ -542,6 +540,11 @@ class LinkIndex:
             "resolved": self._links, "targets": self._targets,
             "incoming": {target: frozenset(sources) for target, sources in self._incoming.items()},
         }
+
+
+def _sorted_linkers(incoming: Mapping[str, Iterable[str]]) -> dict[str, tuple[str, ...]]:
+    """Each target's linking pages as a sorted tuple (how they are kept once built, and stored)."""
+    return {target: tuple(sorted(sources)) for target, sources in incoming.items()}
 
 
 def _link_keys(page: Page) -> set[str]:

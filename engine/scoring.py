@@ -642,7 +642,9 @@ def head_components(
                 if field in matched:
                     continue
                 tokens = _field_tokens(field, fields, body_counts)
-                if tokens.isdisjoint(variants) if tokens is body_counts else variants.isdisjoint(tokens):
+                # the body's counts test their own look-ups; a name or tag field is a few tokens
+                disjoint = tokens.isdisjoint(variants) if field == "body" else variants.isdisjoint(tokens)
+                if disjoint:
                     continue
                 same = [t for t in tp.folded if t in tokens]
                 if same:
