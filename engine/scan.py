@@ -92,6 +92,11 @@ def list_pages(root: str, exclude: Iterable[str] = (), *, stats: bool = False) -
     With ``stats``, ``Listing.stats`` has each page's ``(size, mtime_ns, ctime_ns, inode)``
     (what git's index keys on), taken before any page is read (what the persistent index is
     checked against).
+
+    A folder's plain files are taken in the order the system lists them (the paths are sorted
+    at the end): one ``stat`` each and nothing else is most of a warm start's check (0.6 s at
+    100,000 pages). Its folders and symbolic links, which decide what is entered and warned
+    about, are taken in name order, so the listing is the same on every file system.
     """
     exclude = tuple(exclude)
     found_stats: dict[str, tuple[int, int, int, int]] = {}
@@ -99,21 +104,47 @@ def list_pages(root: str, exclude: Iterable[str] = (), *, stats: bool = False) -
     seen_dirs: set[str] = set()
     paths: list[str] = []
     warnings: list[str] = []
+
+    def keep(rel: str, entry: os.DirEntry) -> None:
+        paths.append(rel)
+        if stats:
+            try:
+                st = entry.stat()
+            except OSError:  # vanished meanwhile: reading it will tell
+                return
+            found_stats[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
     stack = [("", real_root)]
     while stack:
         rel_dir, real_dir = stack.pop()
         if real_dir in seen_dirs:
             continue
         seen_dirs.add(real_dir)
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        others = []  # folders, symbolic links and the rest: in name order, below
         try:
-            entries = sorted(os.scandir(os.path.join(root, rel_dir) if rel_dir else root), key=_NAME)
+            with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as found:
+                for entry in found:
+                    name = entry.name
+                    if name[0] == ".":
+                        continue
+                    try:
+                        plain = entry.is_file(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if not plain:
+                        others.append(entry)
+                    elif name[-3:].lower() == ".md":
+                        rel = prefix + name
+                        if rel == VOCABULARY_FILE or exclude and excluded(rel, exclude):
+                            continue
+                        keep(rel, entry)
         except OSError as exc:
             warnings.append(f"cannot list {rel_dir or '.'}: {exc.strerror or exc}")
             continue
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+        others.sort(key=_NAME)
+        for entry in others:
+            rel = prefix + entry.name
             try:
                 if entry.is_symlink():
                     target = os.path.realpath(entry.path)
@@ -130,13 +161,7 @@ def list_pages(root: str, exclude: Iterable[str] = (), *, stats: bool = False) -
             elif is_file and rel[-3:].lower() == ".md" and rel != VOCABULARY_FILE and (
                 not exclude or not excluded(rel, exclude)
             ):  # is_page_path: dot-folders are never entered, dot-files skipped above
-                paths.append(rel)
-                if stats:
-                    try:
-                        st = entry.stat()
-                    except OSError:  # vanished meanwhile: reading it will tell
-                        continue
-                    found_stats[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+                keep(rel, entry)
     paths.sort()
     return Listing(tuple(paths), tuple(warnings), found_stats)
 
