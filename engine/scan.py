@@ -458,9 +458,16 @@ def _worker_count(n_pages: int, workers: int | None) -> int:
         if env.isdigit():
             workers = int(env)
         else:
-            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-            workers = min(cpus, 4) if n_pages >= PARALLEL_MIN_PAGES else 1
+            workers = min(_cores(), 4) if n_pages >= PARALLEL_MIN_PAGES else 1
     return max(1, workers)
+
+
+def _cores() -> int:
+    """The cores this process may run on (``VAULTLENS_WORKERS`` says how many workers, if set)."""
+    env = os.environ.get(ENV_WORKERS, "").strip()
+    if env.isdigit():
+        return int(env)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 _WORKER_CODE = f"from {__name__} import serve_worker; serve_worker()"  # the installed package's own name
@@ -729,6 +736,7 @@ def load_vault(
     workers: int | None = None,
     on_names: Callable[[Vault], None] | None = None,
     check_later: bool = False,
+    check_worker_from: int | None = None,
 ) -> LoadedVault:
     """Read a whole vault: unchanged pages from the persistent index, the rest parsed.
 
@@ -747,6 +755,12 @@ def load_vault(
     is most of a warm start: 0.6 s at 100,000 pages); the caller then runs
     ``LoadedVault.check()`` and applies the pages it names, which are the ones a checked load
     would have read again. Without an index the load is the same as without it.
+
+    From ``check_worker_from`` stored pages (``CHECK_WORKER_MIN_PAGES`` unless given), with more
+    than one core, the listing runs in a worker process from the start, while this process
+    answers: a one-shot command lists in-process below ``CHECK_WORKER_MIN_PAGES``, where that
+    costs less than a worker's start; a server, whose first requests would share the
+    interpreter with an in-process listing, asks for the worker from fewer pages.
     """
     # Loading creates millions of objects that all live on: the cyclic collector would walk
     # them again and again (a third of a cold load at 10,000 pages) and find nothing, so it is
@@ -755,7 +769,7 @@ def load_vault(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _load_vault(root, exclude, link_order, cache, progress, workers, on_names, check_later)
+        return _load_vault(root, exclude, link_order, cache, progress, workers, on_names, check_later, check_worker_from)
     finally:
         gc.freeze()
         if collecting:
@@ -764,7 +778,8 @@ def load_vault(
 
 def _load_vault(root: str, exclude: Iterable[str], link_order: str, cache: CacheOptions | None,
                 progress: Callable[[int, int], None] | None, workers: int | None,
-                on_names: Callable[[Vault], None] | None = None, check_later: bool = False) -> LoadedVault:
+                on_names: Callable[[Vault], None] | None = None, check_later: bool = False,
+                check_worker_from: int | None = None) -> LoadedVault:
     options = cache if cache is not None else CacheOptions.from_env()
     scan_ns = time.time_ns()
     candidates = cache_paths(root, options)
@@ -776,7 +791,8 @@ def _load_vault(root: str, exclude: Iterable[str], link_order: str, cache: Cache
         exclude = tuple(exclude)
         worker = None
         n_stored = sum(len(chunk.paths) for chunk in stored.chunks)
-        if n_stored >= CHECK_WORKER_MIN_PAGES and _worker_count(n_stored, None) > 1:
+        from_pages = CHECK_WORKER_MIN_PAGES if check_worker_from is None else check_worker_from
+        if n_stored >= from_pages and _cores() > 1:
             worker = _CheckWorker.start(root, exclude, stored.chunks, stored.scan_ns)
         try:
             unchecked = _load_unchecked(root, stored, progress)

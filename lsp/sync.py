@@ -25,7 +25,7 @@ from pygls.capabilities import get_capability
 
 from vaultlens.engine.cache import CacheOptions
 from vaultlens.engine.edits import Change
-from vaultlens.engine.scan import load_vault, load_vocabulary, release_free_memory
+from vaultlens.engine.scan import PARALLEL_MIN_PAGES, load_vault, load_vocabulary, release_free_memory
 from vaultlens.engine.vault import Vault
 from vaultlens.engine.vocabulary import VOCABULARY_FILE
 
@@ -186,10 +186,11 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
     both: the names pass as its first ``NAMES_SHARE`` per cent, the full parse the rest.
 
     A warm load is the persistent index as stored, before the files are listed
-    (``load_vault(check_later=True)``): it is swapped in and ``state.named`` set at once; once the
-    first requests are answered (``idle.quiet``) the listing is compared with it
-    (``LoadedVault.check``) and the pages changed since are read again as disk events; only then
-    is the vault indexed (``state.indexed``, the progress end, diagnostics).
+    (``load_vault(check_later=True)``): it is swapped in and ``state.named`` set at once, and
+    reads (symbols, completion, hover, definition) answer from it; meanwhile the listing, begun
+    with the load, is compared with it (``LoadedVault.check``) and the pages changed since are
+    read again as disk events; only then is the vault indexed (``state.indexed``, the progress
+    end, diagnostics, and the requests that wait for it: ``wiki/*``, references, edits).
     """
     if state.indexed.is_set() or not state.begin_load():
         return
@@ -246,21 +247,22 @@ async def index_vault(ls: VaultServer, state: VaultState) -> None:
         cache = CacheOptions.from_env(settings.cache_enabled, settings.cache_location)
         loaded = await asyncio.to_thread(
             load_vault, state.root, exclude=state.exclude, link_order=settings.link_order, cache=cache,
-            progress=progress, on_names=on_names, check_later=True,
+            progress=progress, on_names=on_names, check_later=True, check_worker_from=PARALLEL_MIN_PAGES,
         )
         held = [state.vault] if state.partial else []  # the names vault, freed off the loop (below)
         state.swap_in(loaded.vault, lambda rel: _buffer_text(ls, state, rel))
         if held:
             ls.index_tasks.append(asyncio.ensure_future(asyncio.to_thread(_drop, held)))
         if loaded.unchecked:
-            # The index as stored answers at once (what the names answer on a cold start); once the
-            # first requests are answered (``idle.quiet``: 2 s at most), the files are listed and the
-            # pages changed since it was stored are read again as disk events, before anything
-            # waiting for the whole vault goes on.
+            # The index as stored answers at once (what the names answer on a cold start) while
+            # the files are listed, in a worker process from PARALLEL_MIN_PAGES pages (started with
+            # the load: nothing shares the interpreter with the first requests); the pages changed
+            # since it was stored are read again as disk events, before anything waiting for the
+            # checked vault goes on. (Not after the first requests: a client that never paused
+            # waited 2 s for its first definition.)
             state.named.set()
             idle.on_indexed(ls, state)  # decoding pages between requests: the same vault, checked in place
             prepared = True
-            await idle.quiet(ls)
             changed = await asyncio.to_thread(loaded.check)
             for i, rel in enumerate(changed):
                 if load_id != state.load_id:

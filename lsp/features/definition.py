@@ -3,7 +3,8 @@ at the heading or block the link names.
 
 During a cold start's names phase (``lsp/sync.py``) a link of an open page that names no
 heading or block is answered at once (where a page's name leads is known); one that does
-waits for the full vault, which knows the target's headings and blocks."""
+waits for the full vault, which knows the target's headings and blocks. A warm start's vault
+(the index as stored) answers at once, while the files are checked."""
 
 from __future__ import annotations
 
@@ -34,8 +35,11 @@ def register(server: VaultServer) -> None:
             await wait_named(state)
             target = target_at(state.vault, rel, line, char, document_text(ls, params.text_document.uri))
             link = target.link if target is not None else None
-            if not state.partial or rel not in state.open_docs or link is None or link.heading or link.block:
-                await wait_indexed(state)  # (a names page has no links: only an open page's are known)
+            # a names vault knows where a name leads, not the headings and blocks of the page it
+            # names (a names page has no links: only an open page's are known); a warm start's
+            # vault, the index as stored, knows both while the files are checked
+            if state.partial and (rel not in state.open_docs or link is None or link.heading or link.block):
+                await wait_indexed(state)
         text = document_text(ls, params.text_document.uri)
         jump = find_definition(state.vault, rel, line, char, text)
         if jump is None:

@@ -29,10 +29,12 @@ def register(server: VaultServer) -> None:
         if found is None:
             return None
         state, rel = found
-        if not state.indexed.is_set():
+        if state.partial or not state.named.is_set():
             # Backlinks, the outline and related pages come with the full vault: no answer from
-            # a names vault (a cold start's first seconds). Not awaited: a coroutine handler
-            # waits behind the event loop's idle work, +2 ms a hover (lsp_bench, 10,000 pages).
+            # a names vault (a cold start's first seconds) or before any (a re-index's start).
+            # Not awaited: a coroutine handler waits behind the event loop's idle work, +2 ms a
+            # hover (lsp_bench, 10,000 pages). A warm start's vault, the index as stored,
+            # answers while the files are checked.
             return None
         page = state.vault.get(rel)
         if page is None:

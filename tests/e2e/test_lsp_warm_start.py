@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 from e2e_support import (
-    EXAMPLE_VAULT, SERVER_COMMAND, SERVER_ENV, copy_vault, make_client, page_symbols, start_session, symbols,
-    wiki_search,
+    CAPABILITIES, EXAMPLE_VAULT, SERVER_COMMAND, SERVER_ENV, copy_vault, hover_text, make_client, open_doc,
+    page_symbols, position, start_session, symbols, wiki_search,
 )
+from lsprotocol import types
 
 
 async def session(vault: Path, env: dict[str, str], probe) -> object:  # noqa: ANN001
@@ -81,3 +82,36 @@ async def test_pages_changed_while_no_server_ran_are_served_once_indexed(tmp_pat
         return page_symbols(vault, await symbols(client, "vermicomposting"))
 
     assert (await session(vault, env, unchanged))[0] == ("Vermicomposting", "garden/Composting.md")
+
+
+@pytest.mark.timeout(120)
+async def test_a_warm_start_answers_hovers_and_definitions_while_the_files_are_checked(tmp_path: Path):
+    """The index as stored holds every page in full: a hover and a go-to-definition sent as soon
+    as it answers are answered from it, not left empty (or held) until the listing is compared
+    with it, which a client that never pauses once had to wait 2 s for."""
+    vault = copy_vault(EXAMPLE_VAULT, tmp_path / "vault")
+    cache = tmp_path / "index"
+    env = {**SERVER_ENV, "VAULTLENS_CACHE_DIR": str(cache)}
+    await session(vault, env, lambda client: symbols(client, "home"))
+    await wait_for(lambda: bool(index_files(cache)))  # the cold session stored its index
+
+    client = make_client()
+    await client.start_io(*SERVER_COMMAND, env=env)
+    try:
+        await client.initialize_session(types.InitializeParams(
+            capabilities=CAPABILITIES, root_uri=vault.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=vault.as_uri(), name=vault.name)],
+        ))
+        uri, text = open_doc(client, vault, "Home.md")
+        at = position(text, "[[Embeddings]]", 4)
+        while not page_symbols(vault, await symbols(client, "embeddings")):  # the stored index is in
+            pass
+        shown = await hover_text(client, uri, at)  # at once: no pause for a quiet moment
+        jump = await client.text_document_definition_async(
+            types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=uri), position=at)
+        )
+    finally:
+        await client.shutdown_session()
+    assert shown is not None and "Embeddings" in shown
+    [link] = jump if isinstance(jump, list) else [jump]
+    assert (link.target_uri if isinstance(link, types.LocationLink) else link.uri) == (vault / "ai" / "Embeddings.md").as_uri()
