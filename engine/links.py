@@ -8,6 +8,7 @@ renamed; ``linkers`` finds the pages whose links could point at a page by name.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import marshal
 import posixpath
@@ -70,8 +71,24 @@ def _by_len_then_path(path: str) -> tuple[int, str]:
     return (len(path), path)
 
 
-_LINKS = "(links)"  # the snapshot entry of the resolved links
+_LINKS = "(links)"  # the snapshot entry of the resolved links: how many parts they are stored in
 STORED_LINKS = _LINKS  # a loader may hand it over still marshalled (``bytes`` of its piece)
+_PART = _LINKS + "/"  # the snapshot entries of their parts: "(links)/0", "(links)/1", ...
+# A stored part of the resolved links holds the links of LINK_PART_PAGES pages, or LINK_PART_ROWS
+# of the resolutions they name: a warm start restores one part per idle slice (~10 ms at
+# 100,000 pages; all at once it was ~0.9 s, the first hover's or diagnosis's wait).
+LINK_PART_PAGES = 1000
+LINK_PART_ROWS = 4000
+
+
+def is_link_part(name: str) -> bool:
+    """Whether a snapshot entry is a part of the stored resolved links (their number varies)."""
+    return name.startswith(_PART)
+
+
+def _part_of(starts: Sequence[str], path: str) -> int:
+    """The part whose range of paths (from ``starts[k]`` on) holds ``path``."""
+    return max(bisect.bisect_right(starts, path) - 1, 0)
 
 
 RESOLVE_MEMO_MAX = 100_000  # resolve_memoised answers kept (about 0.3 KB each), the oldest dropped first
@@ -86,7 +103,9 @@ class LinkIndex:
     - ``linkers``: every name key of a page's links and typed edges -> that page.
 
     Resolved links (``resolved_links`` and what is read from them) are built on first need,
-    or restored from a snapshot on first need, and then kept current page by page. Two memos,
+    or restored from a snapshot (stored in parts of LINK_PART_PAGES pages, which idle time
+    restores one at a time: ``restore_step``; the first reader restores the rest), and then
+    kept current page by page. Two memos,
     each with its rule:
 
     - ``resolve_memoised`` answers, keyed by what an answer depends on (the target text,
@@ -110,9 +129,13 @@ class LinkIndex:
         self.by_alias = PathIndex()
         self.linkers = PathIndex()
         self._links: dict[str, tuple[Resolution, ...]] | None = None  # path -> per outlink, once built
-        self._stored: tuple[Any, ...] | None = None  # a snapshot's resolved links, restored on first need
+        self._stored: Any = None  # a snapshot's resolved links (how many parts), restored on first need
+        self._parts: dict[int, Any] = {}  # their parts not restored yet, as stored
+        # the parts restored so far, in idle time (``restore_step``): links, targets, incoming,
+        # and the stored resolutions, by number
+        self._restoring: tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[Resolution]] | None = None
         self._relink_later: set[str] = set()  # pages changed since ``_stored`` was stored: relinked on restoring it
-        # held while they are restored (~0.5 s at 100,000 pages): only readers of links wait for it,
+        # held while they are restored (a part, or the rest): only readers of links wait for it,
         # not the stored indexes' first reads (``_DEFER_LOCK``), which resolving links takes too
         self._links_lock = threading.Lock()
         self._targets: dict[str, tuple[str, ...]] = {}  # path -> kind, target, kind, target... resolved
@@ -177,7 +200,13 @@ class LinkIndex:
             except KeyError as exc:  # a path in no table: never, but never a broken file either
                 raise ValueError(f"{name}: path {exc} not in the path table") from None
         yield {"by_path": ("value", self.by_path)}
-        yield {_LINKS: ("links", self._links_state() if links else None)}
+        if not links:
+            yield {_LINKS: ("links", None)}
+            return
+        parts = list(self._link_parts())
+        yield {_LINKS: ("links", len(parts))}
+        for k, part in enumerate(parts):
+            yield {f"{_PART}{k}": ("value", part)}
 
     @classmethod
     def from_snapshot(cls, pages: dict[str, Page], snapshot: dict[str, Any], table: tuple[str, ...] = ()) -> LinkIndex:
@@ -191,6 +220,7 @@ class LinkIndex:
             setattr(index, name, path_index(snapshot, name, table))
         index._by_path = snapshot.get("by_path")  # unmarshalled on first use (a search never needs it)
         index._stored = piece(snapshot, _LINKS, "links")
+        index._parts = {int(name[len(_PART):]): entry for name, entry in snapshot.items() if is_link_part(name)}
         return index
 
     @property
@@ -218,7 +248,12 @@ class LinkIndex:
     def by_path(self, value: dict[str, str]) -> None:
         self._by_path = value
 
-    def _links_state(self) -> tuple[Any, ...]:
+    def _link_parts(self) -> Iterator[tuple[Any, ...]]:
+        """The stored parts of the resolved links, in restoring order: the resolutions, numbered
+        once for every page (``("rows", rows)``, LINK_PART_ROWS a part), then per LINK_PART_PAGES
+        pages in path order ``("pages", links by number, targets, linkers)``: those pages'
+        links and targets, and the (sorted) linkers of the targets in the part's range of paths.
+        So each part restores alone (``_restore_next``), the rows before the pages."""
         resolved = self._resolved()
         table: list[tuple[Any, ...]] = []
         ids: dict[int, int] = {}
@@ -230,17 +265,71 @@ class LinkIndex:
                 table.append((r.path, r.via, r.candidates, r.attachment))
             return n
 
-        per_page = {path: tuple(map(number, found)) for path, found in resolved.items()}
+        starts = sorted(self.pages)[::LINK_PART_PAGES] or [""]
+        parts: list[tuple[dict[str, tuple[int, ...]], dict[str, Any], dict[str, Any]]] = [({}, {}, {}) for _ in starts]
+        for path in sorted(resolved):
+            per_page, flat, _incoming = parts[_part_of(starts, path)]
+            per_page[path] = tuple(map(number, resolved[path]))
+            if path in self._targets:
+                flat[path] = self._targets[path]
+        for target in sorted(self._incoming):
+            parts[_part_of(starts, target)][2][target] = tuple(sorted(self._incoming[target]))
         # the memo is not stored: it refills as pages change
-        return table, per_page, self._targets, _sorted_linkers(self._incoming)
+        for at in range(0, len(table), LINK_PART_ROWS):
+            yield ("rows", table[at : at + LINK_PART_ROWS])
+        for per_page, flat, incoming in parts:
+            yield ("pages", per_page, flat, incoming)
 
-    def _restore_links(self, state: tuple[Any, ...]) -> dict[str, tuple[Resolution, ...]]:
-        """Take the targets and incoming links of a ``_links_state``; returns its resolved links."""
-        table, per_page, targets, incoming = state
-        made = [Resolution(*r) for r in table]
-        self._targets = targets
-        self._incoming = incoming  # the stored sorted tuples, made sets only where they change
-        return {path: tuple(made[n] for n in found) for path, found in per_page.items()}
+    def restore_step(self) -> bool:
+        """Restore one stored part of the resolved links ahead of their first reader (idle time:
+        ``Vault.prepare_links``); the last one makes them the links read from then on. False
+        when nothing is left to restore (restored, built, or never stored)."""
+        if self._links is not None or self._stored is None:
+            return False
+        with self._links_lock:
+            if self._links is not None or self._stored is None:
+                return False
+            if self._restore_next() and self._parts:
+                return True
+            self._build_links()
+        return False
+
+    def _restore_next(self) -> bool:
+        """Restore the next stored part into ``_restoring``; False when none was left, or when the
+        stored links turn out damaged (``_stored`` is then None: every link is resolved again)."""
+        if self._restoring is None:
+            count = self._stored
+            try:
+                if type(count) is bytes:  # its piece as stored (checked, not yet unmarshalled)
+                    count = piece(marshal.loads(count), _LINKS, "links")
+                elif isinstance(count, Stored):  # read (and checked) only now
+                    count = count.value()[1]
+            except (ValueError, EOFError, TypeError):
+                count = None
+            if type(count) is not int or sorted(self._parts) != list(range(count)):
+                self._stored, self._parts = None, {}
+                return False
+            self._restoring = ({}, {}, {}, [])
+        if not self._parts:
+            return False
+        k = min(self._parts)
+        name = f"{_PART}{k}"
+        links, all_targets, all_incoming, made = self._restoring
+        try:
+            part = piece({name: self._parts.pop(k)}, name, "value")
+            with collector_paused():  # resolutions that all live on
+                if part[0] == "rows":
+                    made.extend(Resolution(*row) for row in part[1])
+                else:
+                    _kind, per_page, targets, incoming = part
+                    links.update({path: tuple([made[n] for n in found]) for path, found in per_page.items()})
+                    all_targets.update(targets)
+                    all_incoming.update(incoming)  # the stored sorted tuples, made sets only where they change
+        except (ValueError, EOFError, TypeError, IndexError, KeyError):
+            log.warning("index snapshot entry %r damaged: every link resolved again", name)
+            self._stored, self._parts, self._restoring = None, {}, None
+            return False
+        return True
 
     # --- one page at a time ----------------------------------------------------------------
 
@@ -322,23 +411,18 @@ class LinkIndex:
         return self._links  # type: ignore[return-value]
 
     def _build_links(self) -> None:
-        """Restore the stored resolved links (then relink the pages changed since), or resolve
-        every page's; ``_links`` is set last, so a reader never sees them half made."""
+        """Restore the stored resolved links (the parts not restored yet, then relink the pages
+        changed since), or resolve every page's; ``_links`` is set last, so a reader never sees
+        them half made."""
         links: dict[str, tuple[Resolution, ...]] | None = None
-        stored, self._stored = self._stored, None
+        if self._stored is not None:
+            while self._restore_next():
+                pass
+            if self._restoring is not None:
+                links, self._targets, self._incoming, _made = self._restoring
+        self._stored, self._parts, self._restoring = None, {}, None
         todo: Iterable[str] = sorted(self._relink_later)
         self._relink_later = set()
-        if stored is not None:
-            with collector_paused():  # every link's resolution: objects that all live on
-                if type(stored) is bytes:  # its piece as stored (checked, not yet unmarshalled)
-                    stored = piece(marshal.loads(stored), _LINKS, "links")
-                elif isinstance(stored, Stored):  # read (and checked) only now: damaged, they are resolved again
-                    try:
-                        stored = stored.value()[1]
-                    except ValueError:
-                        stored = None
-                if stored is not None:
-                    links = self._restore_links(stored)
         if links is None:  # nothing stored (or it was damaged): every page's links resolved
             links, self._targets, self._incoming = {}, {}, {}
             for path in self.pages:

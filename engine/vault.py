@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .fields import PageFields, page_fields
-from .links import TYPED_EDGES, UNRESOLVED, LinkIndex, Resolution, link_keys, page_keys
+from .links import TYPED_EDGES, UNRESOLVED, LinkIndex, Resolution, is_link_part, link_keys, page_keys
 from .model import Link, Page
 from .pathindex import PathIndex, Stored, move_keys, path_index
 from .postings import PREFIX_TOKENS, SearchIndex
@@ -300,7 +300,7 @@ class Vault:
     ) -> Vault:
         """The vault of ``pairs`` with its indexes taken from ``snapshot`` (a ``snapshot()`` of a
         vault holding exactly those pages); ValueError when it does not fit this Vault."""
-        if sorted(snapshot) != sorted(cls.index_names()):
+        if sorted(name for name in snapshot if not is_link_part(name)) != sorted(cls.index_names()):
             raise ValueError("index snapshot of another vault layout")
         store = PageStore.from_snapshot(pairs, snapshot)
         for name, entry in snapshot.items():  # an index read later that turns out damaged: made again
@@ -386,6 +386,13 @@ class Vault:
             index = getattr(part, name, None)
             if index is not None:
                 index.get("")  # any look-up reads a stored index
+
+    def prepare_links(self) -> bool:
+        """Restore one stored part of where every link resolves ahead of the request that would
+        read them (``LinkIndex.restore_step``: a warm start leaves them as stored, and the first
+        hover, backlink or diagnosis would restore them all at once, ~0.9 s at 100,000 pages);
+        False when none is left. Answers are the same either way."""
+        return self.link_index.restore_step()
 
     def page_keys(self, page: Page) -> set[str]:
         """The names a link can use to reach ``page``: file stem, title and aliases, casefolded."""

@@ -195,6 +195,11 @@ async def publish_vault(ls: VaultServer, state: VaultState) -> None:
     await wait_indexed(state)
     try:
         await quiet(ls)
+        # a diagnosis reads where every link resolves: after a warm start, their stored parts
+        # restored a slice at a time first (``lsp/idle.py`` may be doing it too), not all at once
+        while state.vault.prepare_links():
+            await asyncio.sleep(PAUSE if ls.input_pending() else 0)
+            await quiet(ls)
         paths = sorted(set(state.vault.pages) | set(_published(state)))
         docs = open_documents(ls, state)
         deadline = time.perf_counter() + SLICE

@@ -9,11 +9,13 @@ vault's snapshot (each part's own pieces) read back equals a fresh build.
 from __future__ import annotations
 
 import marshal
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from test_properties import apply_op, ops, parts_state
 from vaultkit import brute_backlinks, build_vault, vault_state
 
+from vaultlens.engine import links
 from vaultlens.engine.compact import MARSHAL_VERSION
 from vaultlens.engine.vault import Vault
 
@@ -82,3 +84,52 @@ def test_changes_before_the_stored_links_are_read_reach_them(first, then):
     check_links(vault)
     fresh = build_vault(files)
     assert vault_state(vault) == vault_state(fresh) and parts_state(vault) == parts_state(fresh)
+
+
+@settings(max_examples=80)
+@given(ops, ops)
+def test_stored_links_restored_part_by_part_between_changes_equal_a_fresh_build(first, then):
+    """The stored links come in parts (the resolutions, ``LINK_PART_ROWS`` a part, then the
+    pages' links, ``LINK_PART_PAGES`` pages a part: here 2 and 2) that idle time
+    restores one at a time (``Vault.prepare_links``) while pages change; whatever part the
+    changes fall between, the restored links equal a fresh build's, and a reader arriving
+    midway restores the rest."""
+    files: dict[str, str] = {}
+    for op, path, text in first:
+        if op == "upsert":
+            files[path] = text
+        else:
+            files.pop(path, None)
+    built = build_vault(files)
+    built.resolved_links("nothing yet")
+    with patch.object(links, "LINK_PART_PAGES", 2), patch.object(links, "LINK_PART_ROWS", 2):
+        vault = _stored_copy(built)
+    parts = len(vault.link_index._parts)
+    rows = len({id(r) for path in built.pages for r in built.resolved_links(path)})  # as numbered
+    assert parts == -(-rows // 2) + max(1, -(-len(files) // 2))  # the resolutions' parts, then the pages'
+    calls = 0
+    for i, step in enumerate(then):
+        apply_op(vault, files, *step)
+        if i % 2 == 0 and calls < parts:
+            calls += 1
+            assert vault.prepare_links() == (calls < parts)  # True while parts are left
+    assert (vault.link_index._links is None) == (calls < parts)
+    check_links(vault)  # the first reader: the parts left, then the pages changed since
+    assert not vault.prepare_links()
+    fresh = build_vault(files)
+    assert vault_state(vault) == vault_state(fresh) and parts_state(vault) == parts_state(fresh)
+
+
+def test_a_damaged_part_of_the_stored_links_is_resolved_again(caplog):
+    built = build_vault({"A.md": "[[B]]\n", "B.md": "[[A]] [[C]]\n", "C.md": "text\n"})
+    built.resolved_links("nothing yet")
+    with patch.object(links, "LINK_PART_PAGES", 1):
+        snapshot = marshal.loads(marshal.dumps(built.snapshot(), MARSHAL_VERSION))
+    assert snapshot["(links)"] == ("links", 4)  # the resolutions, then a part per page
+    snapshot["(links)/2"] = ("value", ("pages", "not a part"))
+    vault = Vault.from_snapshot([(p, built.fields[p.path]) for p in built.pages.values()], snapshot, "vault")
+    assert vault.prepare_links() and vault.prepare_links()  # the resolutions, A.md's links
+    assert not vault.prepare_links()  # B.md's part is damaged: every link resolved from the pages
+    assert "damaged" in caplog.text
+    check_links(vault)
+    assert parts_state(vault) == parts_state(built)
