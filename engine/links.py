@@ -74,6 +74,7 @@ def _by_len_then_path(path: str) -> tuple[int, str]:
 _LINKS = "(links)"  # the snapshot entry of the resolved links: how many parts they are stored in
 STORED_LINKS = _LINKS  # a loader may hand it over still marshalled (``bytes`` of its piece)
 _PART = _LINKS + "/"  # the snapshot entries of their parts: "(links)/0", "(links)/1", ...
+_COUNTS = "linker_counts"  # the snapshot entry of every page's ``linker_count`` (the non-zero ones)
 # A stored part of the resolved links holds the links of LINK_PART_PAGES pages, or LINK_PART_ROWS
 # of the resolutions they name: a warm start restores one part per idle slice (~10 ms at
 # 100,000 pages; all at once it was ~0.9 s, the first hover's or diagnosis's wait).
@@ -144,6 +145,10 @@ class LinkIndex:
         self._incoming: dict[str, tuple[str, ...] | set[str]] = {}
         self._memo: dict[tuple[str, bool, str | None], Resolution] = {}  # resolve_memoised answers
         self._linker_counts: dict[str, int] = {}  # linker_count answers
+        # a snapshot's linker counts (path -> count, the non-zero ones; its entry as stored
+        # until first read), and the pages whose count may have changed since it was stored
+        self._stored_counts: Any = None
+        self._counts_stale: set[str] = set()
 
     # --- in bulk ---------------------------------------------------------------------------
 
@@ -181,7 +186,7 @@ class LinkIndex:
 
     # --- snapshots -------------------------------------------------------------------------
 
-    SNAPSHOT = (*LISTS, "by_path", _LINKS)
+    SNAPSHOT = (*LISTS, "by_path", _COUNTS, _LINKS)
 
     def snapshot_pieces(self, *, links: bool = True, table: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
         """Its indexes, one piece at a time, as plain data (``from_snapshot``); with ``links``,
@@ -200,6 +205,11 @@ class LinkIndex:
             except KeyError as exc:  # a path in no table: never, but never a broken file either
                 raise ValueError(f"{name}: path {exc} not in the path table") from None
         yield {"by_path": ("value", self.by_path)}
+        pages = self.pages
+        counted = [(path, n) for path in (table or sorted(pages)) if path in pages and (n := self._count(path, keep=False))]
+        found = tuple(path for path, _n in counted)
+        yield {_COUNTS: ("counts", (b"".join(map(position.__getitem__, found)) if position else found,
+                                    tuple(n for _path, n in counted)))}
         if not links:
             yield {_LINKS: ("links", None)}
             return
@@ -219,6 +229,7 @@ class LinkIndex:
         for name in cls.LISTS[1:]:
             setattr(index, name, path_index(snapshot, name, table))
         index._by_path = snapshot.get("by_path")  # unmarshalled on first use (a search never needs it)
+        index._stored_counts = (snapshot.get(_COUNTS), table)  # read on first use
         index._stored = piece(snapshot, _LINKS, "links")
         index._parts = {int(name[len(_PART):]): entry for name, entry in snapshot.items() if is_link_part(name)}
         return index
@@ -358,6 +369,9 @@ class LinkIndex:
 
     def _refile(self, path: str, old: Page | None, new: Page | None) -> None:
         self._linker_counts.pop(path, None)
+        stored = self._stored_counts is not None
+        if stored:
+            self._counts_stale.add(path)
         for index, keys in (
             (self.by_stem, lambda p: {p.stem.casefold()}),
             (self.by_title, lambda p: {p.title.casefold()}),
@@ -368,10 +382,12 @@ class LinkIndex:
             after = keys(new) if new is not None else set()
             if not move_keys(index, path, before, after):
                 continue
-            if index is self.linkers and self._linker_counts:
+            if index is self.linkers and (self._linker_counts or stored):
                 for key in before ^ after:
                     for holder in self.by_stem.get(key, ()):
                         self._linker_counts.pop(holder, None)
+                        if stored:
+                            self._counts_stale.add(holder)
 
     # Resolved links, kept current: a change to any page's names or the set of paths clears
     # the resolve memo and re-resolves the pages whose links could name that page
@@ -595,25 +611,63 @@ class LinkIndex:
         """How many other pages link to ``page`` by its file name (``linkers`` of its stem,
         itself left out); memoised (see the class), the linkers' paths read and not kept
         (``Vault.prepare`` asks for every page in idle time: at 100,000 pages the first queries
-        had unpacked ~20,000 keys for it, ~90 ms)."""
-        n = self._linker_counts.get(page.path)
-        return self._count_linkers(page.path) if n is None else n
+        had unpacked ~20,000 keys for it, ~90 ms). After a warm start, the count stored with
+        the index, for every page whose count no change since can have moved."""
+        return self._count(page.path)
 
     def linker_counts(self, paths: Iterable[str]) -> dict[str, int]:
         """``linker_count`` of the page at each of ``paths``, in one call (a query bounds
         thousands of pages by their link-prior: "The" at 100,000 pages, 7,181)."""
-        known, count = self._linker_counts, self._count_linkers
+        known, count = self._linker_counts, self._count
+        stored, stale = self._counts(), self._counts_stale
         out = {}
         for path in paths:
             n = known.get(path)
-            out[path] = count(path) if n is None else n
+            if n is None:
+                n = stored.get(path, 0) if stored is not None and path not in stale else count(path)
+            out[path] = n
         return out
 
-    def _count_linkers(self, path: str) -> int:
+    def _count(self, path: str, keep: bool = True) -> int:
+        """``linker_count`` of the page at ``path``: remembered, stored, or counted (and
+        remembered when ``keep``)."""
+        n = self._linker_counts.get(path)
+        if n is not None:
+            return n
+        stored = self._counts()
+        if stored is not None and path not in self._counts_stale:
+            return stored.get(path, 0)
         # (the stem from the path: a page a warm start left as stored is not decoded)
         linkers = self.linkers.peek(path_stem(path).casefold())
-        n = self._linker_counts[path] = len(linkers) - (path in linkers) if linkers else 0
+        n = len(linkers) - (path in linkers) if linkers else 0
+        if keep:
+            self._linker_counts[path] = n
         return n
+
+    def _counts(self) -> dict[str, int] | None:
+        """A snapshot's linker counts, read from it on first use (at 100,000 pages ~10 ms, where
+        counting them from ``linkers`` took the first queries ~0.3 s); None without a snapshot,
+        or when its entry is damaged (then every count is counted)."""
+        found = self._stored_counts
+        if found is None or type(found) is dict:
+            return found
+        with _DEFER_LOCK:
+            found = self._stored_counts
+            if found is None or type(found) is dict:
+                return found
+            entry, table = found
+            try:
+                paths, counts = piece({_COUNTS: entry}, _COUNTS, "counts")
+                if type(paths) is bytes:
+                    paths = PathIndex.from_packed({}, table)._unpacked(paths)
+                if len(paths) != len(counts):
+                    raise ValueError("linker counts of another length")
+                found = dict(zip(paths, counts))
+            except (ValueError, EOFError, TypeError, IndexError) as exc:
+                log.warning("index snapshot entry %r not used: counted from the links (%s)", _COUNTS, exc)
+                found = None
+            self._stored_counts = found
+        return found
 
     def indexes(self) -> Mapping[str, Any]:
         """Every index and derived table it keeps, by name (for tests comparing two builds)."""
@@ -623,6 +677,7 @@ class LinkIndex:
             "by_title": self.by_title, "by_alias": self.by_alias, "linkers": self.linkers,
             "resolved": self._links, "targets": self._targets,
             "incoming": {target: frozenset(sources) for target, sources in self._incoming.items()},
+            "linkers counted": {path: self._count(path, keep=False) for path in self.pages},
         }
 
 

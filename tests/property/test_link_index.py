@@ -17,6 +17,7 @@ from vaultkit import brute_backlinks, build_vault, vault_state
 
 from vaultlens.engine import links
 from vaultlens.engine.compact import MARSHAL_VERSION
+from vaultlens.engine.pathindex import PathIndex
 from vaultlens.engine.vault import Vault
 
 
@@ -133,3 +134,18 @@ def test_a_damaged_part_of_the_stored_links_is_resolved_again(caplog):
     assert "damaged" in caplog.text
     check_links(vault)
     assert parts_state(vault) == parts_state(built)
+
+
+def test_stored_linker_counts_are_used_and_a_damaged_entry_counts_them_again(caplog):
+    files = {"A.md": "[[B]] [[C]]", "B.md": "[[C]]", "C.md": "[[C]] [[A]]", "D.md": "no links"}
+    vault = build_vault(files)
+    expected = {path: vault.linker_count(page) for path, page in vault.pages.items()}
+    assert expected == {"A.md": 1, "B.md": 1, "C.md": 2, "D.md": 0}  # C's own link left out
+    stored = _stored_copy(vault)
+    with patch.object(PathIndex, "peek", side_effect=AssertionError("counted, not read")):
+        assert {path: stored.linker_count(page) for path, page in stored.pages.items()} == expected
+    snapshot = marshal.loads(marshal.dumps(vault.snapshot(), MARSHAL_VERSION))
+    snapshot[links._COUNTS] = ("counts", (b"\x00", (1, 2)))  # one path, two counts
+    damaged = Vault.from_snapshot([(p, vault.fields[p.path]) for p in vault.pages.values()], snapshot, "vault")
+    assert {path: damaged.linker_count(page) for path, page in damaged.pages.items()} == expected
+    assert "linker_counts" in caplog.text
