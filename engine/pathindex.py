@@ -539,6 +539,12 @@ def positions(table: tuple[str, ...]) -> dict[str, bytes]:
     return {path: i.to_bytes(width, "little") for i, path in enumerate(table)}
 
 
+def unpacked(blob: bytes, table: tuple[str, ...]) -> tuple[str, ...]:
+    """The paths whose positions in ``table`` ``blob`` holds, as one key of ``PathIndex.packed``
+    (or a join of ``positions(table)``'s bytes) writes them."""
+    return PathIndex.from_packed({}, table)._unpacked(blob)
+
+
 def _code(n_paths: int) -> str:
     return "H" if n_paths <= 0xFFFF else "I"
 
