@@ -117,8 +117,9 @@ def _typed_query(typed: str, limit: int) -> Query:
 def page_choices(vault: Vault, typed: str, limit: int, style: str = "auto", *, snippets: bool = True) -> list[PageChoice]:
     """Pages ranked for the text typed after ``[[`` (as-you-type), each with its insert text:
     those whose names match (``Query.names_only``: a page named by its body alone is not what a
-    link is being typed to), with the scores ``search`` gives them. Without ``snippets`` the
-    hits carry none (``page_detail`` gives one hit's, when the client asks for it)."""
+    link is being typed to), ranked by what their names earn (``Plan.body``: no body channel).
+    Without ``snippets`` the hits carry none (``page_detail`` gives one hit's, when the client
+    asks for it)."""
     if typed.strip():
         query = _typed_query(typed, limit)
         hits = search(vault, query) if snippets else tuple(rank(vault, query, limit)[0])

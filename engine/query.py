@@ -62,7 +62,8 @@ class Query:
     truncated: tuple[str, ...] = ()  # what the caps above cut, one sentence each
     weak: tuple[str, ...] = ()  # terms that count only in phrase and exact-name channels (``weak_terms``)
     # the as-you-type surfaces (workspace symbols, ``[[`` completion): only the pages whose names
-    # match (``scoring.name_matches``), with the scores the full ranking gives them. Set with
+    # match (``scoring.name_matches``), ranked by what their names earn (no body channel:
+    # ``scoring.Plan.body``). Set with
     # ``as_you_type``, not a ``parse_query`` option (no other surface offers it)
     names_only: bool = False
     mtime_of: Callable[[str], float | None] | None = field(default=None, compare=False, hash=False)

@@ -129,6 +129,20 @@ class _CountsView:
         return not any(self.count(t) for t in other)
 
 
+class _NoBody(_CountsView):
+    """The body counts of every page for an as-you-type query (``Plan.body`` False): none. The
+    body channels (body-term, body-bm25, body-pair, section-term, a stand-in in the body) then
+    never fire, and no page's body or counts are read."""
+
+    __slots__ = ()
+
+    def count(self, token: str) -> int:
+        return 0
+
+
+NO_BODY = _NoBody()
+
+
 class TextCounts(_CountsView):
     """A page's body token counts read off its casefolded text: for every token, the count
     ``BodyCounts.of(tokenize(page.body))`` holds (a token is a maximal run of ``[^\\W_]`` in the
@@ -288,6 +302,9 @@ class Plan:
     folded_tokens: tuple[str, ...]
     avg_body: float
     pairs: tuple[tuple[str, ...], ...] = ()  # body-pair: the query's words from one content term to the next
+    # whether the body channels count: not for an as-you-type query (``Query.names_only``), which
+    # ranks the pages by their names (title, aliases, tags, headings, path) and link-prior
+    body: bool = True
 
 
 def bm25_idf(n_pages: int, df: int) -> float:
@@ -397,9 +414,10 @@ def make_plan(vault: Vault, query: Query) -> Plan:
         )
     return Plan(
         terms=tuple(terms),
-        pairs=content_pairs(query),
+        pairs=() if query.names_only else content_pairs(query),
         folded_tokens=tuple(fold(t) for t in query.tokens),
         avg_body=avg_body,
+        body=not query.names_only,
     )
 
 
@@ -526,7 +544,7 @@ def page_components(
     if plan is None:
         plan = make_plan(vault, query)
     if counts is None:
-        counts = counts_of(page, fields)
+        counts = counts_of(page, fields) if plan.body else NO_BODY
     found = head_components(page, fields, query, plan, counts)
     body_components(found, page, plan, counts)
     return found
@@ -666,7 +684,8 @@ def head_components(
                 field = "title" if fuzzy_title[0] in title_set else "alias"
                 add(("fuzzy-term", term, len(fuzzy_title), POINTS["fuzzy-term"], field, fuzzy_title[0]))
             else:
-                fuzzy_body = [t for t in tp.fuzzy if t in body_counts or t in fields.tag_names]
+                # (a typo form in a tag counts as in the body, and so not as-you-type)
+                fuzzy_body = [t for t in tp.fuzzy if t in body_counts or plan.body and t in fields.tag_names]
                 if fuzzy_body:
                     add(("fuzzy-term", term, len(fuzzy_body), FOLDED_MINOR, "body", fuzzy_body[0]))
 
@@ -695,7 +714,7 @@ def body_components(found: list[Component], page: Page, plan: Plan, counts: Body
     # the casefolded body, once body-pair or section-term needs it (read counts have it)
     inner = counts.counts if type(counts) is PostedCounts else counts
     folded_body = inner.folded if type(inner) is TextCounts else ""
-    if len(plan.terms) >= SECTION_MIN_TERMS:
+    if plan.body and len(plan.terms) >= SECTION_MIN_TERMS:
         held = [tp.term for tp in plan.terms if tp.term in counts]
         if len(held) >= 2 and not folded_body:
             folded_body = page.body.casefold()
@@ -717,7 +736,7 @@ def body_most(plan: Plan, counts: BodyCounts | TextCounts) -> float:
     """The most ``body_components`` can add to a page with these body ``counts``: section-term
     for every held term but one, body-pair for every pair whose words the body holds."""
     most = 0.0
-    if len(plan.terms) >= SECTION_MIN_TERMS:
+    if plan.body and len(plan.terms) >= SECTION_MIN_TERMS:
         held = sum(1 for tp in plan.terms if tp.term in counts)
         if held >= 2:
             most += POINTS["section-term"] * (held - 1)

@@ -25,7 +25,7 @@ from .fields import BodyCounts, PageFields, holds_all
 from .model import Page
 from .query import Query, passes_filters
 from .scoring import (
-    Plan, PostedCounts, TermPlan, TextCounts, bm25_norm, body_components, body_most, counts_of, fixed, head_components, indexed_outside_body, link_prior,
+    NO_BODY, Plan, PostedCounts, TermPlan, TextCounts, bm25_norm, body_components, body_most, counts_of, fixed, head_components, indexed_outside_body, link_prior,
     name_words, prior_points, score_of, starts_with_typed,
 )
 from .vault import PREFIX_TOKENS, Vault
@@ -187,7 +187,7 @@ def top_components(
     # the lowest score and, among equal scores, the title and path that sort last.
     best: list[tuple[int | float, _Last]] = []
 
-    with_body = bool(plan.pairs) or len(plan.terms) >= SECTION_MIN_TERMS  # body_components can add points
+    with_body = plan.body and (bool(plan.pairs) or len(plan.terms) >= SECTION_MIN_TERMS)  # body_components can add points
 
     def score(path: str) -> None:
         if path in scored:  # a page seeded below is met again among the others
@@ -538,11 +538,14 @@ class Bounds:
         self.words: set[str] = set(query.tokens)  # every query word and every word standing for one
         # per term with stand-ins worth body points: the words of each kind (``_body_stand_ins``)
         self.body_stand_ins: list[tuple[tuple[str, ...], ...] | None] = []
+        self.body = plan.body  # as-you-type: no body channel counts, and no body is read
         for tp in plan.terms:
             stand_for = name_words(tp)
             self.stand_fors.append(frozenset(stand_for))
             self.words.update(stand_for)
             title, alias, tag, body = stand_ins(tp)
+            if not plan.body:  # as-you-type: a stand-in earns nothing in the body either
+                body = 0.0
             self.terms.append((tp, frozenset(stand_for - {tp.term}) or None, body, (title, alias, tag)))
             self.body_stand_ins.append(_body_stand_ins(tp) if body else None)
         # per term, by body count 1, 2, 3 or more: body-term and body-bm25 at most (BM25 with the
@@ -555,12 +558,12 @@ class Bounds:
                 for count in (1, 2)
             ), _BODY_TERM * _BODY_CAP + min(_BM25_MOST, math.ceil(BM25_SCALE * tp.idf * (BM25_K1 + 1.0) * FIXED_STEP) / FIXED_STEP))
             for tp in plan.terms
-        ]
+        ] if plan.body else [(0.0, 0.0, 0.0, 0.0)] * len(plan.terms)
         # body-pair needs every word of the pair in the body: its points go with the tiers of
         # the pair's first term (a page without that term in its body cannot earn it)
         # section-term: per term the body holds, one term fewer at most (the same to every tier)
         self.pairs = plan.pairs
-        self.sections = len(plan.terms) >= SECTION_MIN_TERMS
+        self.sections = plan.body and len(plan.terms) >= SECTION_MIN_TERMS
         if plan.pairs or self.sections:
             starts = [pair[0] for pair in plan.pairs]
             section = _SECTION if self.sections else 0
@@ -647,12 +650,14 @@ class Bounds:
         return (prior[3] if prior else 0) + (self.near_extra if page.path in self.near else self.slack)
 
     def counts(self, page: Page, f: PageFields) -> BodyCounts | TextCounts:
-        """The page's body counts (``scoring.counts_of``)."""
-        return counts_of(page, f)
+        """The page's body counts (``scoring.counts_of``; none without the body channels)."""
+        return counts_of(page, f) if self.body else NO_BODY
 
     def posted(self, page: Page, f: PageFields) -> BodyCounts | TextCounts | PostedCounts:
         """The page's body counts, the query's words answered from the postings where they can
         be (``scoring.PostedCounts``) once ``_by_count`` is made (else ``counts``)."""
+        if not self.body:
+            return NO_BODY
         if "_by_count" not in self.__dict__:
             return counts_of(page, f)
         return PostedCounts(page, f, self._posted_words, self._zero_words)
@@ -684,6 +689,8 @@ class Bounds:
         no posting gives the page is not looked for in its body (a body's tokens are all in
         the postings; the counts of a page read off its text cost a search of the text).
         ``counts`` None: the ``page``'s, read only if a word needs them."""
+        if not self.body:
+            return 0.0
         if counts is None:
             found: list = []
 
@@ -780,6 +787,8 @@ class Bounds:
         postings by count (``_by_count``: exact up to two, three standing for three or more),
         a stand-in's points only where a page holds one of its words, a pair's only where the
         page holds each of its terms (a weak word between them is taken as held)."""
+        if not self.body:
+            return 0.0
         total = 0.0
         norm = 0.0
         held = 0
@@ -889,6 +898,8 @@ class Bounds:
         """The body points of every term at most, by its count (``tiers``; a stand-in's points
         when the body lacks the term): ``medium``'s body part (``counts``: the page's, when
         the caller has them)."""
+        if not self.body:
+            return 0.0
         count_of = (f.body_counts if counts is None else counts).count
         total = 0.0
         for (tp, _others, stand_in, _names), tier in zip(self.terms, self.tiers):
@@ -900,6 +911,8 @@ class Bounds:
         """At least ``tiered`` of the page at ``path``, without its body counts: each term's
         count from its postings by count (``_by_count``: exact up to two, three standing for
         three or more; a page holding the term in a name only is taken to hold it once)."""
+        if not self.body:
+            return 0.0
         total = 0.0
         for (_tp, _others, stand_in, _names), tier, (counts, _most, _standing) in zip(self.terms, self.tiers, self._by_count):
             count = counts.get(path, 0)
@@ -920,6 +933,8 @@ class Bounds:
         vault = self.vault
         pages, fields, postings = vault.pages, vault.fields, vault.postings
         out = dict.fromkeys(paths, float(sum(stand_in for _tp, _others, stand_in, _names in self.terms)))
+        if not self.body:
+            return out
         for i, ((tp, _others, stand_in, _names), tier) in enumerate(zip(self.terms, self.tiers)):
             term = tp.term
             holders = postings.get(term, ())

@@ -1,9 +1,9 @@
 """``workspace/symbol``: pages ranked by the engine as the user types (prefix channel on).
 
 The pages whose names match the query (title, alias, heading, path or tag: ``Query.names_only``),
-in ``engine.search``'s ranking (``rank``: the same order and scores as ``search`` gives them,
-without the snippets a symbol list does not show). A page matched by its body alone is left
-out, as in Obsidian's quick switcher; ``wiki/search`` finds it."""
+ranked by what their names earn in ``engine.search``'s ranking (``rank``; no body channel, and
+no snippets, which a symbol list does not show). A page matched by its body alone is left out,
+as in Obsidian's quick switcher; ``wiki/search`` finds it."""
 
 from __future__ import annotations
 

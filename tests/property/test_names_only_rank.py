@@ -1,9 +1,13 @@
-"""The as-you-type surfaces' ranking (``Query.names_only``) is the full ranking filtered.
+"""The as-you-type surfaces' ranking (``Query.names_only``) is the full ranking of the names.
 
-Workspace symbols and ``[[`` completion list the pages whose names match the query, ranked as
-``search`` ranks them. These tests compare ``rank`` and ``search`` with ``names_only`` hit for
-hit (path, score, every component, the snippet) with the full ranking, every hit scored, with
-the pages whose names do not match left out, on the random vaults of ``test_pruned_rank.py``.
+Workspace symbols and ``[[`` completion list the pages whose names match the query, ranked by
+what their names earn: the full ranking's components without those read in the body (field
+``body``: body-term, body-bm25, body-pair, section-term, a stand-in in the body), so a page
+earns what ``search`` gives it there, and its body never moves it. These tests compare ``rank``
+and ``search`` with ``names_only`` hit for hit (path, score, every component, the snippet) with
+the full ranking, every hit scored, its body components taken out, the pages whose names do not
+match (or that earn nothing by them) left out and the rest ordered again, on the random vaults
+of ``test_pruned_rank.py``.
 What "the names match" means is written out here from the pages' fields, apart from the engine's
 ``scoring.name_matches``: a query term, or a word standing in for one (stem, folded form, typo
 correction, a word of a synonym), is a token of the title, an alias, a heading, the path or a
@@ -21,9 +25,11 @@ from hypothesis import strategies as st
 from test_pruned_rank import EXAMPLES, VOCABULARY, _thrice_vault, cases, contexts, described, flags
 from vaultkit import build_vault
 
+from vaultlens.engine.model import Hit
 from vaultlens.engine.query import parse_query
 from vaultlens.engine.scoring import make_plan
 from vaultlens.engine.search import rank, search
+from vaultlens.engine.snippet import make_snippet
 from vaultlens.engine import topk
 from vaultlens.engine.topk import Bounds
 
@@ -45,6 +51,18 @@ def matching(vault, query) -> set[str]:
     return out
 
 
+def by_names(full: list[Hit], keep: set[str]) -> list[Hit]:
+    """The hits of ``full`` (every page scored) whose names match (``keep``), without their
+    body components, in ranking order again (score, then title, then path), each with the snippet
+    its matches make: a page left with nothing but link-prior or context-edge is out."""
+    out = []
+    for hit in full:
+        matched = tuple(m for m in hit.matched if m.field != "body")
+        if hit.page.path in keep and any(m.channel not in ("link-prior", "context-edge") for m in matched):
+            out.append(Hit(hit.page, matched, sum(m.points for m in matched), make_snippet(hit.page, matched)))
+    return sorted(out, key=lambda h: (-h.score, h.page.title.casefold(), h.page.path))
+
+
 @settings(max_examples=EXAMPLES, deadline=None)
 @example(  # a body-only page is left out; a page named by a heading or a folder stays
     ({"a.md": "river river river\n", "b.md": "## river\n", "river/c.md": "river\n", "d.md": "---\ntitle: river\n---\n"},
@@ -53,7 +71,7 @@ def matching(vault, query) -> set[str]:
 @example(  # a partial term starting a title token; a page holding it in its body only is out
     ({"garden.md": "gard gard gard\n", "b.md": "gard\n", "c.md": "gardens gardens\n"}, ("gard",)), 2, True, False, None
 )
-@example(  # a stand-in ("run" for "runs") in a heading: the page is named, and earns body points
+@example(  # a stand-in ("run" for "runs") in a heading: the page is named, and earns nothing by it
     ({"A.md": "---\ntitle: alpha\n---\n## run\n", "b.md": "---\ntitle: alpha\ntags: [run]\n---\n"}, ("beta runs",)),
     1, True, True, None,
 )
@@ -70,18 +88,16 @@ def test_names_only_is_the_full_ranking_of_the_pages_whose_names_match(case, lim
     for text in texts:
         query = parse_query(text, prefix=prefix, limit=limit, context=context)
         named = replace(parse_query(text, prefix=prefix, limit=limit, context=context), names_only=True)
-        keep = matching(vault, query)
         full, _ = rank(vault, query, 0)
-        kept = [h for h in full if h.page.path in keep]
+        kept = by_names(full, matching(vault, query))
         pruned, _ = rank(vault, named, limit)
         assert described(pruned) == described(kept[:limit]), text
         unpruned, _ = rank(vault, named, 0)
         assert described(unpruned) == described(kept), text
-        # ``search`` (``[[`` completion): the same hits, with the snippets the full search gives them
-        snippets = {h.page.path: h.snippet for h in search(vault, parse_query(text, prefix=prefix, limit=0, context=context))}
+        # ``search`` (``[[`` completion): the same hits, with the snippets their matches make
         found = search(vault, named)
         assert [(*d, h.snippet) for d, h in zip(described(found), found)] == [
-            (*d, snippets[h.page.path]) for d, h in zip(described(kept[:limit]), kept[:limit])
+            (*d, h.snippet) for d, h in zip(described(kept[:limit]), kept[:limit])
         ], text
 
 
@@ -101,8 +117,7 @@ def test_a_word_three_times_in_most_bodies_is_bounded_the_same(seed):
         for prefix in (False, True):
             query = parse_query(text, prefix=prefix, limit=0)
             full, _ = rank(vault, query, 0)
-            named = matching(vault, query)
-            kept = [h for h in full if h.page.path in named]
+            kept = by_names(full, matching(vault, query))
             for limit in (3, 10, 50):
                 pruned, _ = rank(vault, parse_query(text, prefix=prefix, limit=limit), limit)
                 assert described(pruned) == described(full[:limit]), (text, prefix, limit)
