@@ -17,7 +17,7 @@ import functools
 import heapq
 import math
 from itertools import product
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -175,7 +175,7 @@ def top_components(
     first ``limit``, nor tie with them. (Only for ASCII queries: a title's diacritics are folded
     when matched exactly, so a non-ASCII query is compared with every candidate.)
     """
-    pages, fields = vault.pages, vault.fields
+    pages, fields, title_key = vault.pages, vault.fields, vault.title_key
     bounds = Bounds(vault, query, plan, near)
     strong = bounds.named_pages() & found_in
     prefix_cut = bounds.prefix_cut  # any page may have a name token that starts with the partial term
@@ -211,7 +211,7 @@ def top_components(
             elif with_body:
                 return
             scored[path] = found
-            entry = (total, _Last((page.title.casefold(), path)))
+            entry = (total, _Last((title_key(path), path)))
             if len(best) < limit:
                 heapq.heappush(best, entry)
             elif best[0] < entry:
@@ -222,7 +222,7 @@ def top_components(
         could still be among the first ``limit``."""
         if len(best) < limit or most > best[0][0]:
             return True
-        return most == best[0][0] and (pages[path].title.casefold(), path) < best[0][1].key
+        return most == best[0][0] and (title_key(path), path) < best[0][1].key
 
     # Every strong candidate gets a quick bound (``Bounds.medium``), then is scored in order of
     # it, once its tight bound reaches the bar too, until the quick bound falls below the bar,
@@ -268,7 +268,7 @@ def top_components(
             score(path)
 
     groups = sorted(((-most, _BY_TITLE, paths) for most, paths in by_bound.items()), key=_bound_order)
-    for neg, _title, path in _expand(groups, pages):
+    for neg, _title, path in _expand(groups, title_key):
         score_waiting(-neg)
         if len(best) == limit and not can_enter(path, -neg):
             if -neg < best[0][0]:
@@ -277,7 +277,7 @@ def top_components(
         tight = tighten(pages[path], fields[path], quick[path], tiered[path], by_postings=True)
         if len(best) == limit and not can_enter(path, tight):
             continue
-        heapq.heappush(waiting, (-tight, pages[path].title.casefold(), path, False))
+        heapq.heappush(waiting, (-tight, title_key(path), path, False))
     score_waiting(-math.inf)
 
     # As-you-type, few titles may hold the words typed so far ("to": 17 of 100,000 pages). Then
@@ -469,9 +469,11 @@ def top_components(
     other_bound = bounds.other
     by_postings = bounds.tiered_by_postings
     partial = query.partial
-    for neg, _title, path in _expand(rest, pages):
-        if len(best) == limit and -neg < best[0][0]:
-            break
+    for neg, _title, path in _expand(rest, title_key):
+        if len(best) == limit and not can_enter(path, -neg):
+            if -neg < best[0][0]:
+                break
+            continue  # a tie with the bar that sorts after it (by its title key: no page decoded)
         page, f = pages[path], fields[path]
         if len(best) == limit:
             bar = best[0][0]
@@ -1160,12 +1162,13 @@ _WALK = 64
 _BY_TITLE = "\uffff"  # a group of ``_expand`` to go through in title order
 
 
-def _expand(entries: list[tuple[float, str, list[str]]], pages: dict[str, Page]) -> Iterator[tuple[float, str, str]]:
+def _expand(entries: list[tuple[float, str, list[str]]], title_key: Callable[[str], str]) -> Iterator[tuple[float, str, str]]:
     """``(-bound, tag, paths)`` groups opened up in place into ``(-bound, tag, path)``, a
-    group tagged ``_BY_TITLE`` in title order (sorted only when reached)."""
+    group tagged ``_BY_TITLE`` in title order (sorted only when reached; ``title_key``:
+    ``Vault.title_key``, which decodes no page)."""
     for neg, tag, paths in entries:
         if tag == _BY_TITLE and len(paths) > 1:
-            paths = sorted(paths, key=lambda path: (pages[path].title.casefold(), path))
+            paths = sorted(paths, key=lambda path: (title_key(path), path))
         for path in paths:
             yield neg, tag, path
 

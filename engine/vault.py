@@ -20,13 +20,14 @@ pay one attribute lookup. A part changes its containers in place and never repla
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .fields import PageFields, page_fields
 from .links import TYPED_EDGES, UNRESOLVED, LinkIndex, Resolution, is_link_part, link_keys, page_keys
 from .model import Link, Page
-from .pathindex import PathIndex, Stored, move_keys, path_index
+from .pathindex import _DEFER_LOCK, PathIndex, Stored, move_keys, path_index, piece
 from .postings import PREFIX_TOKENS, SearchIndex
 from .vocabulary import EMPTY, Vocabulary
 
@@ -35,17 +36,25 @@ __all__ = [
     "index_part", "link_keys",
 ]
 
+log = logging.getLogger("vaultlens")
+_TITLES = "title_keys"  # the snapshot entry of every page's title casefolded (``PageStore.title_key``)
+
 
 class PageStore:
-    """The pages by path, their fields (``engine.fields``), and ``tag_pages`` (tag -> pages)."""
+    """The pages by path, their fields (``engine.fields``), ``tag_pages`` (tag -> pages), and
+    every page's title casefolded (``title_key``), which the ranking breaks ties by."""
 
     LISTS = ("tag_pages",)  # its key -> paths indexes, in a snapshot and a bulk part
-    SNAPSHOT = LISTS  # the pages and fields travel apart (``engine.compact`` records)
+    SNAPSHOT = (*LISTS, _TITLES)  # the pages and fields travel apart (``engine.compact`` records)
 
     def __init__(self) -> None:
         self.pages: dict[str, Page] = {}
         self.fields: dict[str, PageFields] = {}
         self.tag_pages = PathIndex()
+        # a snapshot's title keys (path -> title casefolded; its entry and path table as stored
+        # until first read), and the pages changed since it was stored
+        self._stored_titles: Any = None
+        self._titles_stale: set[str] = set()
 
     @staticmethod
     def lists_of(pairs: Sequence[tuple[Page, PageFields]]) -> dict[str, Any]:
@@ -67,23 +76,66 @@ class PageStore:
         """End a bulk build: ``tag_pages`` from every part's lists merged (taken over)."""
         self.tag_pages = PathIndex.from_lists(lists["tag_pages"])
 
-    def snapshot_pieces(self) -> Iterator[dict[str, Any]]:
-        """Its index as plain data (``from_snapshot``)."""
+    def snapshot_pieces(self, table: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
+        """Its indexes as plain data (``from_snapshot``): the title keys in the order of
+        ``table`` (the search index's path table, holding every page; ``""`` for a path that is
+        no page), each taken from the snapshot read when no change since can have moved it (a
+        page a warm start left as stored is not decoded to be written again)."""
         yield {"tag_pages": ("paths", self.tag_pages.settled())}
+        pages, key = self.pages, self.title_key
+        yield {_TITLES: ("titles", tuple(key(path) if path in pages else "" for path in table))}
 
     @classmethod
-    def from_snapshot(cls, pairs: Iterable[tuple[Page, PageFields]], snapshot: dict[str, Any]) -> PageStore:
-        """The store of ``pairs`` with the index a ``snapshot_pieces`` wrote."""
+    def from_snapshot(cls, pairs: Iterable[tuple[Page, PageFields]], snapshot: dict[str, Any],
+                      table: tuple[str, ...] = ()) -> PageStore:
+        """The store of ``pairs`` with the indexes a ``snapshot_pieces`` wrote (``table``: the
+        path table its title keys follow); the title keys are read on first use."""
         store = cls()
         store.tag_pages = path_index(snapshot, "tag_pages")
+        store._stored_titles = (snapshot.get(_TITLES), table)
         store.take(pairs, {})
         return store
+
+    def title_key(self, path: str) -> str:
+        """The title of the page at ``path``, casefolded: how the ranking orders pages of equal
+        score. From the snapshot read when no change since can have moved it (a query orders
+        hundreds of tied pages by it, and reading ``page.title`` decodes a page a warm start
+        left as stored, ~30-50 µs each), else from the page."""
+        stored = self._stored_titles
+        if stored is not None and type(stored) is not dict:
+            stored = self._titles()
+        if stored is not None and path not in self._titles_stale:
+            found = stored.get(path)
+            if found is not None:
+                return found
+        return self.pages[path].title.casefold()
+
+    def _titles(self) -> dict[str, str] | None:
+        """A snapshot's title keys, read from it on first use; None when its entry is damaged
+        (then every key comes from its page)."""
+        with _DEFER_LOCK:
+            found = self._stored_titles
+            if found is None or type(found) is dict:
+                return found
+            entry, table = found
+            try:
+                titles = piece({_TITLES: entry}, _TITLES, "titles")
+                if not isinstance(titles, tuple) or len(titles) != len(table):
+                    raise ValueError("title keys of another length than the path table")
+                found = dict(zip(table, titles))
+            except (ValueError, EOFError, TypeError) as exc:
+                log.warning("index snapshot entry %r not used: titles read from the pages (%s)", _TITLES, exc)
+                found = None
+            self._stored_titles = found
+        return found
 
     def upsert(self, page: Page, fields: PageFields) -> tuple[Page | None, PageFields | None]:
         """Hold ``page`` (replacing the page at its path); the page and fields it replaced."""
         path = page.path
         old = self.pages.get(path)
         old_fields = self.fields.get(path)
+        if self._stored_titles is not None:
+            self._titles_stale.add(path)
         self.pages[path] = page
         self.fields[path] = fields
         move_keys(self.tag_pages, path, set(old.tags) if old is not None else set(), set(page.tags))
@@ -95,12 +147,15 @@ class PageStore:
         if page is None:
             return None
         fields = self.fields.pop(path)
+        if self._stored_titles is not None:
+            self._titles_stale.add(path)
         move_keys(self.tag_pages, path, set(page.tags), set())
         return page, fields
 
     def indexes(self) -> dict[str, Any]:
         """Every index it keeps, by name (for tests comparing two builds)."""
-        return {"pages": self.pages, "fields": self.fields, "tag_pages": self.tag_pages}
+        return {"pages": self.pages, "fields": self.fields, "tag_pages": self.tag_pages,
+                "title_keys": {path: self.title_key(path) for path in self.pages}}
 
 
 def graph_facts(page: Page) -> tuple:
@@ -179,6 +234,7 @@ class Vault:
         self.linker_counts = links.linker_counts
         self.name_tokens_with_prefix = search.name_tokens_with_prefix
         self.counts_by_page = search.counts_by_page
+        self.title_key = store.title_key
         self.generation = len(store.pages)  # bumped on every change: callers may cache per generation
         # bumped only when a page comes, goes, or changes what the link graph reads of it (names,
         # tags, link targets): what holds for related pages and backlink counts while one types prose
@@ -285,8 +341,8 @@ class Vault:
     def snapshot_pieces(self, *, links: bool = True) -> Iterator[dict[str, Any]]:
         """``snapshot`` one index at a time, each part writing its own (the resolved links
         last): written piece by piece, the plain data of only one is made and marshalled at once."""
-        yield from self.page_store.snapshot_pieces()
-        yield from self.search_index.snapshot_pieces(self.pages)
+        yield from self.search_index.snapshot_pieces(self.pages)  # (the path table first: the others follow it)
+        yield from self.page_store.snapshot_pieces(self.search_index.path_table)
         yield from self.link_index.snapshot_pieces(links=links, table=self.search_index.path_table)
 
     @classmethod
@@ -302,11 +358,11 @@ class Vault:
         vault holding exactly those pages); ValueError when it does not fit this Vault."""
         if sorted(name for name in snapshot if not is_link_part(name)) != sorted(cls.index_names()):
             raise ValueError("index snapshot of another vault layout")
-        store = PageStore.from_snapshot(pairs, snapshot)
+        search = SearchIndex.from_snapshot(snapshot)
+        store = PageStore.from_snapshot(pairs, snapshot, search.path_table)
         for name, entry in snapshot.items():  # an index read later that turns out damaged: made again
             if isinstance(entry, Stored) and name in INDEX_NAMES:
                 entry.rebuild = functools.partial(_rebuilt, store.pages, store.fields)
-        search = SearchIndex.from_snapshot(snapshot)
         built = (store, search, LinkIndex.from_snapshot(store.pages, snapshot, search.path_table))
         return cls(root, label_first=label_first, parts=built)
 

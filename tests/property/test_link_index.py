@@ -18,6 +18,7 @@ from vaultkit import brute_backlinks, build_vault, vault_state
 from vaultlens.engine import links
 from vaultlens.engine.compact import MARSHAL_VERSION
 from vaultlens.engine.pathindex import PathIndex
+from vaultlens.engine.page import parse_page
 from vaultlens.engine.vault import Vault
 
 
@@ -149,3 +150,37 @@ def test_stored_linker_counts_are_used_and_a_damaged_entry_counts_them_again(cap
     damaged = Vault.from_snapshot([(p, vault.fields[p.path]) for p in vault.pages.values()], snapshot, "vault")
     assert {path: damaged.linker_count(page) for path, page in damaged.pages.items()} == expected
     assert "linker_counts" in caplog.text
+
+
+class _Undecoded:
+    """A page that must not be read (a warm start's page left as stored)."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"page read for {name}")
+
+
+def test_stored_title_keys_are_used_and_a_damaged_entry_reads_the_pages(caplog):
+    """A warm start orders tied pages by the title keys stored with the index, without reading
+    a page; a page changed since gives its own; a damaged entry is logged and every key comes
+    from its page."""
+    files = {"a.md": "---\ntitle: Zebra Notes\n---\n", "b.md": "---\ntitle: Ärger\n---\n", "c.md": "plain", "d.md": "x"}
+    vault = build_vault(files)
+    expected = {path: page.title.casefold() for path, page in vault.pages.items()}
+    assert expected["a.md"] == "zebra notes" and expected["b.md"] == "ärger"
+    stored = _stored_copy(vault)
+    kept = dict(stored.pages)
+    stored.pages.update((path, _Undecoded()) for path in kept)
+    assert {path: stored.title_key(path) for path in kept} == expected
+    stored.pages.update(kept)
+    stored.upsert(parse_page("c.md", "---\ntitle: Changed Now\n---\n"))
+    stored.remove("d.md")
+    stored.upsert(parse_page("e.md", "---\ntitle: New Page\n---\n"))
+    assert {path: stored.title_key(path) for path in stored.pages} == {
+        "a.md": "zebra notes", "b.md": "ärger", "c.md": "changed now", "e.md": "new page"}
+    again = _stored_copy(stored)  # written from the stored keys and the changed pages
+    assert again.page_store.indexes()["title_keys"] == stored.page_store.indexes()["title_keys"]
+    snapshot = marshal.loads(marshal.dumps(vault.snapshot(), MARSHAL_VERSION))
+    snapshot["title_keys"] = ("titles", ("one",))  # fewer than the path table
+    damaged = Vault.from_snapshot([(p, vault.fields[p.path]) for p in vault.pages.values()], snapshot, "vault")
+    assert {path: damaged.title_key(path) for path in damaged.pages} == expected
+    assert "title_keys" in caplog.text
