@@ -21,7 +21,7 @@ from .compact import link_kinds, link_targets
 from .fields import PageFields
 from .model import Link, Page, path_stem
 from .pathindex import (
-    _DEFER_LOCK, PathIndex, Stored, collector_paused, move_keys, path_index, piece, positions, unpacked,
+    _DEFER_LOCK, PathIndex, Stored, collector_paused, move_keys, path_index, piece, positions, read_entry, unpacked,
 )
 
 log = logging.getLogger("vaultlens")
@@ -95,6 +95,17 @@ def _part_of(starts: Sequence[str], path: str) -> int:
 
 
 RESOLVE_MEMO_MAX = 100_000  # resolve_memoised answers kept (about 0.3 KB each), the oldest dropped first
+
+
+def _counts_by_path(value: Any, table: tuple[str, ...]) -> dict[str, int]:
+    """The ``linker_counts`` entry's value, (paths, counts), as path -> count (``table``: the
+    path table its packed paths count positions in)."""
+    paths, counts = value
+    if type(paths) is bytes:
+        paths = unpacked(paths, table)
+    if len(paths) != len(counts):
+        raise ValueError("linker counts of another length")
+    return dict(zip(paths, counts))
 
 
 class LinkIndex:
@@ -658,17 +669,8 @@ class LinkIndex:
             if found is None or type(found) is dict:
                 return found
             entry, table = found
-            try:
-                paths, counts = piece({_COUNTS: entry}, _COUNTS, "counts")
-                if type(paths) is bytes:
-                    paths = unpacked(paths, table)
-                if len(paths) != len(counts):
-                    raise ValueError("linker counts of another length")
-                found = dict(zip(paths, counts))
-            except (ValueError, EOFError, TypeError, IndexError) as exc:
-                log.warning("index snapshot entry %r not used: counted from the links (%s)", _COUNTS, exc)
-                found = None
-            self._stored_counts = found
+            found = self._stored_counts = read_entry(
+                entry, _COUNTS, "counts", lambda value: _counts_by_path(value, table), "counted from the links")
         return found
 
     def indexes(self) -> Mapping[str, Any]:

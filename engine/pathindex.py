@@ -10,13 +10,16 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import logging
 import marshal
 import sys
 import threading
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
+
+log = logging.getLogger("vaultlens")
 
 
 class PathIndex(Mapping[str, tuple[str, ...]]):
@@ -572,6 +575,17 @@ def piece(snapshot: dict[str, Any], name: str, kind: str) -> Any:
     if not isinstance(found, tuple) or len(found) != 2 or found[0] != kind:
         raise ValueError(f"index snapshot without {kind} {name!r}")
     return found[1]
+
+
+def read_entry(entry: Any, name: str, kind: str, decode: Callable[[Any], Any], instead: str) -> Any:
+    """One snapshot entry as stored (``{name: (kind, value)}``: ``piece``), its value
+    ``decode``d; None, logged with what is done ``instead``, when it is damaged (reading or
+    decoding it fails: ValueError, EOFError, TypeError, IndexError)."""
+    try:
+        return decode(piece({name: entry}, name, kind))
+    except (ValueError, EOFError, TypeError, IndexError) as exc:
+        log.warning("index snapshot entry %r not used: %s (%s)", name, instead, exc)
+        return None
 
 
 def path_index(snapshot: dict[str, Any], name: str, table: tuple[str, ...] = ()) -> PathIndex:

@@ -714,7 +714,7 @@ def body_components(found: list[Component], page: Page, plan: Plan, counts: Body
     # the casefolded body, once body-pair or section-term needs it (read counts have it)
     inner = counts.counts if type(counts) is PostedCounts else counts
     folded_body = inner.folded if type(inner) is TextCounts else ""
-    if plan.body and len(plan.terms) >= SECTION_MIN_TERMS:
+    if len(plan.terms) >= SECTION_MIN_TERMS:
         held = [tp.term for tp in plan.terms if tp.term in counts]
         if len(held) >= 2 and not folded_body:
             folded_body = page.body.casefold()
@@ -736,7 +736,7 @@ def body_most(plan: Plan, counts: BodyCounts | TextCounts) -> float:
     """The most ``body_components`` can add to a page with these body ``counts``: section-term
     for every held term but one, body-pair for every pair whose words the body holds."""
     most = 0.0
-    if plan.body and len(plan.terms) >= SECTION_MIN_TERMS:
+    if len(plan.terms) >= SECTION_MIN_TERMS:
         held = sum(1 for tp in plan.terms if tp.term in counts)
         if held >= 2:
             most += POINTS["section-term"] * (held - 1)

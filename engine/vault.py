@@ -20,14 +20,13 @@ pay one attribute lookup. A part changes its containers in place and never repla
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .fields import PageFields, page_fields
 from .links import TYPED_EDGES, UNRESOLVED, LinkIndex, Resolution, is_link_part, link_keys, page_keys
 from .model import Link, Page
-from .pathindex import _DEFER_LOCK, PathIndex, Stored, move_keys, path_index, piece
+from .pathindex import _DEFER_LOCK, PathIndex, Stored, move_keys, path_index, read_entry
 from .postings import PREFIX_TOKENS, SearchIndex
 from .vocabulary import EMPTY, Vocabulary
 
@@ -36,8 +35,14 @@ __all__ = [
     "index_part", "link_keys",
 ]
 
-log = logging.getLogger("vaultlens")
 _TITLES = "title_keys"  # the snapshot entry of every page's title casefolded (``PageStore.title_key``)
+
+
+def _titles_by_path(titles: Any, table: tuple[str, ...]) -> dict[str, str]:
+    """The ``title_keys`` entry's value (a title key per path of ``table``) as path -> key."""
+    if not isinstance(titles, tuple) or len(titles) != len(table):
+        raise ValueError("title keys of another length than the path table")
+    return dict(zip(table, titles))
 
 
 class PageStore:
@@ -118,15 +123,8 @@ class PageStore:
             if found is None or type(found) is dict:
                 return found
             entry, table = found
-            try:
-                titles = piece({_TITLES: entry}, _TITLES, "titles")
-                if not isinstance(titles, tuple) or len(titles) != len(table):
-                    raise ValueError("title keys of another length than the path table")
-                found = dict(zip(table, titles))
-            except (ValueError, EOFError, TypeError) as exc:
-                log.warning("index snapshot entry %r not used: titles read from the pages (%s)", _TITLES, exc)
-                found = None
-            self._stored_titles = found
+            found = self._stored_titles = read_entry(
+                entry, _TITLES, "titles", lambda titles: _titles_by_path(titles, table), "titles read from the pages")
         return found
 
     def upsert(self, page: Page, fields: PageFields) -> tuple[Page | None, PageFields | None]:
