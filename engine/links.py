@@ -247,6 +247,13 @@ class LinkIndex:
         index._parts = {int(name[len(_PART):]): entry for name, entry in snapshot.items() if is_link_part(name)}
         return index
 
+    def stored_entry(self, name: str) -> Any:
+        """Index ``name`` (one of ``LISTS``, or ``by_path``) as held, without reading it: a
+        ``PathIndex`` (deferred while still as stored), ``by_path``'s snapshot entry or dict."""
+        if name == "by_path":
+            return self._by_path
+        return self.path_holders if name == "_path_holders" else getattr(self, name, None)
+
     @property
     def by_path(self) -> dict[str, str]:
         """Casefolded path without ``.md`` -> the path it names (see the class); after a warm

@@ -173,6 +173,12 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
     def _load(self) -> None:
         """Nothing to do: a deferred index (``_Deferred``) becomes a plain one here."""
 
+    def unread_bytes(self) -> int:
+        """Bytes of the stored entry still to unmarshal before the first use (``deferred``):
+        0 once read, or for an index built in memory; what reading it ahead costs, roughly."""
+        stored = self._tuples
+        return stored.size if type(self) is _Deferred and isinstance(stored, Stored) else 0
+
     @classmethod
     def from_lists(cls, lists: dict[str, list[str]]) -> PathIndex:
         """An index holding ``lists`` (each list without repeats); empties ``lists`` as it goes,
@@ -414,11 +420,12 @@ class Stored:
     not match). ``rebuild(name)``, when set, gives the entry computed again from the vault's
     pages instead of failing: a file damaged after the start is never believed."""
 
-    __slots__ = ("name", "blob", "kinds", "read", "rebuild", "region")
+    __slots__ = ("name", "blob", "kinds", "read", "rebuild", "region", "size")
 
     def __init__(self, name: str, blob: bytes = b"", kinds: tuple[str, ...] = ("ids", "paths", "value"),
-                 read: Any = None, region: Any = None) -> None:
+                 read: Any = None, region: Any = None, size: int = 0) -> None:
         self.name, self.blob, self.kinds, self.read = name, blob, kinds, read
+        self.size = size or len(blob)  # the piece's bytes (``read``'s length, given by its caller)
         self.rebuild: Any = None
         # what reads the values of a split entry (``SplitValues``): ``read(offset, length)``
         # and ``damaged(what)``, the index file's (``cache.BodyFile``)
@@ -575,6 +582,14 @@ def piece(snapshot: dict[str, Any], name: str, kind: str) -> Any:
     if not isinstance(found, tuple) or len(found) != 2 or found[0] != kind:
         raise ValueError(f"index snapshot without {kind} {name!r}")
     return found[1]
+
+
+def unread_bytes(entry: Any) -> int:
+    """Bytes of an index, or a snapshot entry, still as stored (``PathIndex.unread_bytes``,
+    ``Stored.size``): 0 once read, for what was built in memory, and for anything else."""
+    if isinstance(entry, PathIndex):
+        return entry.unread_bytes()
+    return entry.size if isinstance(entry, Stored) else 0
 
 
 def read_entry(entry: Any, name: str, kind: str, decode: Callable[[Any], Any], instead: str) -> Any:

@@ -837,9 +837,10 @@ def _stored_snapshot(stored: CacheFile, decoder: Decoder) -> dict[str, Any]:
         if LAZY_BODIES and len(names) == 1:
             read = functools.partial(decoder.bodies.read_piece, piece)  # type: ignore[union-attr]
             if names == (STORED_LINKS,):  # where every link resolves
-                snapshot[STORED_LINKS] = ("links", Stored(STORED_LINKS, kinds=("links",), read=read))
+                links = Stored(STORED_LINKS, kinds=("links",), read=read, size=piece.length)
+                snapshot[STORED_LINKS] = ("links", links)
             else:
-                snapshot[names[0]] = Stored(names[0], read=read, region=decoder.bodies)
+                snapshot[names[0]] = Stored(names[0], read=read, region=decoder.bodies, size=piece.length)
             continue
         blob = stored.read(piece)  # checked against its tag
         if names == (STORED_LINKS,):  # where every link resolves: unmarshalled on first need

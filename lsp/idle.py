@@ -5,14 +5,15 @@ diagnostics (``features/diagnostics.py``), and reading the stored indexes, resto
 links and decoding what ranking reads of each page (``prepare_vault``, ``Vault.prepare_index``,
 ``Vault.prepare_links``, ``Vault.prepare``: a warm start leaves each stored index, link part and
 page as stored until first read, which the first requests after a start would otherwise pay
-for). Such work runs
+for), and making the converter's hooks for the protocol's messages (``prepare_protocol``:
+cattrs makes a message class's hook when its first message is read or written). Such work runs
 in slices of at most ``SLICE`` seconds and pauses at once when a message is waiting
 (``VaultServer.input_pending``), so a request that arrives meanwhile waits for one page's work
 at most. The diagnostics push also waits until the client has been quiet for ``IDLE`` seconds
 (no message), or ``STARVE`` seconds at most (a client that never pauses still gets it, a slice
-at a time); the preparation for ``PREPARE_QUIET`` seconds (``IDLE`` before a stored index's read,
-which cannot be cut), and it never forces its way in: a request that needs what is not
-prepared yet decodes it itself.
+at a time); the preparation for ``PREPARE_QUIET`` seconds (before a stored index's read, which
+cannot be cut, longer as the index is larger: ``read_quiet``), and it never forces its way in:
+a request that needs what is not prepared yet decodes it itself.
 
 The cyclic collector is scheduled here too (``collect_garbage``): the interpreter would start a
 collection on whatever allocation crosses its threshold, inside a request (at 10,000 pages a
@@ -31,15 +32,16 @@ import gc
 import logging
 import time
 
-from vaultlens.engine.vault import INDEX_NAMES
+from vaultlens.engine.vault import REQUESTED_INDEXES
 
-from .server import VaultServer, VaultState
+from .server import SENT, TYPING, VaultServer, VaultState
 
 log = logging.getLogger("vaultlens")
 SLICE = 0.01
 PAUSE = 0.004
 IDLE = 0.2
 PREPARE_QUIET = 0.05
+READ_QUIET = 20_000  # stored bytes read per ms of quiet asked first (~5x what the read takes)
 STARVE = 2.0
 COLLECT_EVERY = 0.25  # seconds between two looks at the collector's count
 YOUNG_MIN = 50_000  # objects in the young generation before a collection is worth its time
@@ -60,6 +62,14 @@ async def quiet(ls: VaultServer) -> None:
         waited += step
 
 
+def read_quiet(size: int) -> float:
+    """Seconds of quiet asked before reading ``size`` bytes of a stored index at once (a read
+    that cannot be cut, ~1 ms per 40-300 KB): ``PREPARE_QUIET`` for most (at 10,000 pages every
+    index is 0.1-1.3 MB, and a client's pauses of ~0.1 s, a benchmark's ready polls or someone
+    reading, fit them), more for the larger ones (~5x the read), ``IDLE`` at most."""
+    return min(IDLE, max(PREPARE_QUIET, size / READ_QUIET / 1000))
+
+
 def _is_quiet(ls: VaultServer, seconds: float) -> bool:
     """Whether no message came for ``seconds``, none is waiting and no request is running."""
     return ls.quiet_for() >= seconds and not ls.input_pending() and not ls.worker.busy()
@@ -69,9 +79,9 @@ async def prepare_vault(ls: VaultServer, state: VaultState) -> None:
     """Read the stored indexes (``Vault.prepare_index``), restore the stored links part by part
     (``Vault.prepare_links``), then decode what ranking reads of every page (``Vault.prepare``),
     page by page, while the client is quiet: no message for
-    ``PREPARE_QUIET`` seconds (``IDLE`` before an index read, which cannot be cut), none waiting
-    and no request running; stops when the vault is swapped for another (a re-index prepares
-    its own).
+    ``PREPARE_QUIET`` seconds (``read_quiet`` before an index read, which cannot be cut), none
+    waiting and no request running; stops when the vault is swapped for another (a re-index
+    prepares its own).
 
     Only then: a client that sends its next request as soon as it has the last answer (a
     benchmark, a script, someone holding a key down) would otherwise meet a slice begun in the
@@ -83,11 +93,14 @@ async def prepare_vault(ls: VaultServer, state: VaultState) -> None:
     paths = vault.sorted_paths()
     done = 0
     try:
-        # first the stored indexes a request would read on first use, one alone each time (a
-        # read cannot be cut: the body postings' keys, last, take ~40 ms at 100,000 pages);
-        # by_path, which a link read by its path needs, too
-        for name in sorted((*INDEX_NAMES, "by_path"), key=lambda name: name == "postings"):
-            if not await _quiet_for(ls, state, vault, IDLE):
+        # first the stored indexes a request would read on first use, one alone each time,
+        # smallest first: a read cannot be cut (the body postings' keys take ~40 ms at 100,000
+        # pages), and small ones fit short pauses
+        for name in sorted(REQUESTED_INDEXES, key=vault.unread_index):
+            size = vault.unread_index(name)  # 0 once read (a request may have meanwhile)
+            if not size:
+                continue
+            if not await _quiet_for(ls, state, vault, read_quiet(size)):
                 return
             vault.prepare_index(name)
         # then where every link resolves, a stored part at a time (~9 ms at 100,000 pages): the
@@ -125,8 +138,34 @@ async def _quiet_for(ls: VaultServer, state: VaultState, vault: object, seconds:
 
 
 def on_indexed(ls: VaultServer, state: VaultState) -> None:
-    """After the start-up scan: prepare the vault's pages (in a task)."""
+    """After the start-up scan: prepare the vault's pages (in a task), and the converter's
+    hooks for the protocol's messages (``prepare_protocol``, once a server)."""
     ls.index_tasks.append(asyncio.ensure_future(prepare_vault(ls, state)))
+    if ls.protocol_prepared is None:
+        ls.protocol_prepared = asyncio.ensure_future(prepare_protocol(ls))
+
+
+async def prepare_protocol(ls: VaultServer) -> None:
+    """Make the converter's hook of every message class the server reads or writes
+    (``ProtocolBase.hook_makers``, those a person typing sends first: ``TYPING``), in slices,
+    while the client is quiet as for the pages (``PREPARE_QUIET``): otherwise the first request
+    of each kind makes them (6 ms on the first completion at 10,000 pages, a third of it)."""
+    makers = ls.protocol.hook_makers(TYPING, SENT)
+    more = True
+    try:
+        while more:
+            while not _is_quiet(ls, PREPARE_QUIET):
+                await asyncio.sleep(max(PREPARE_QUIET - ls.quiet_for(), PAUSE))
+            deadline = time.perf_counter() + SLICE
+            while time.perf_counter() < deadline and not ls.input_pending():
+                make = next(makers, None)
+                if make is None:
+                    more = False
+                    break
+                make()
+            await asyncio.sleep(0)
+    except Exception:  # noqa: BLE001 - an optimisation: failing must not take the server down
+        log.exception("preparing the protocol's messages failed")
 
 
 def start_collector(ls: VaultServer) -> None:

@@ -236,6 +236,16 @@ def _describe(exc: Exception) -> str:
     return re.sub(r"\$\.[\w.\[\]]+", camel, text.replace("\n", " "))
 
 
+# What a person typing sends first, whose converter hooks are made first (``idle.prepare_protocol``)
+TYPING = (types.TEXT_DOCUMENT_DID_CHANGE, types.TEXT_DOCUMENT_COMPLETION, types.TEXT_DOCUMENT_HOVER,
+          types.WORKSPACE_SYMBOL, types.TEXT_DOCUMENT_DEFINITION, types.TEXT_DOCUMENT_DID_OPEN)
+# What the server sends the client (``ProtocolBase.hook_makers``: their classes are written, the
+# answers read)
+SENT = (types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.WINDOW_LOG_MESSAGE, types.PROGRESS,
+        types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.CLIENT_REGISTER_CAPABILITY, types.WORKSPACE_CONFIGURATION,
+        types.WORKSPACE_APPLY_EDIT, types.WORKSPACE_CODE_LENS_REFRESH, types.WORKSPACE_DIAGNOSTIC_REFRESH)
+
+
 class VaultServer(LanguageServer):
     """The vaultlens server: vault states keyed by root, plus client-provided settings."""
 
@@ -247,6 +257,7 @@ class VaultServer(LanguageServer):
         self.client_settings: Any = None
         self.index_tasks: list[asyncio.Task] = []
         self.collector: asyncio.Future | None = None  # the cyclic collector's idle-time runs (lsp/idle.py)
+        self.protocol_prepared: asyncio.Future | None = None  # its message hooks made (idem)
         self.worker = Worker()  # runs the long requests off the event loop (lsp/worker.py)
         # Set by lsp.transport while it dispatches a didChange whose document changes again
         # before the next request: apply the text, skip the re-parse.
