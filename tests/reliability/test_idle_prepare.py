@@ -118,7 +118,8 @@ def _made(makers) -> list[tuple[str, type]]:
 
 def test_hooks_are_made_for_each_message_class_once_the_typing_ones_first():
     server = build_server()
-    made = _made(server.protocol.hook_makers(TYPING, SENT))
+    typing_first, rest = server.protocol.hook_makers(TYPING, SENT)
+    made = _made(typing_first) + _made(rest)
     assert len(made) == len(set(made))
     read = [kind for how, kind in made if how == "get_structure_hook"]
     written = [kind for how, kind in made if how == "get_unstructure_hook"]
@@ -144,27 +145,31 @@ def test_making_every_hook_leaves_the_same_messages_read_and_written():
             range=types.Range(types.Position(3, 2), types.Position(3, 4)), new_text="[[A]]"))]))
     plain = build_server().protocol
     prepared = build_server().protocol
-    for make in prepared.hook_makers(TYPING, SENT):
-        make()
+    for makers in prepared.hook_makers(TYPING, SENT):
+        for make in makers:
+            make()
     assert prepared.structure(message) == plain.structure(message)
     assert prepared._converter.unstructure(answer) == plain._converter.unstructure(answer)
 
 
-async def test_the_protocol_is_prepared_in_a_pause(monkeypatch):
+async def test_the_protocol_is_prepared_in_pauses_the_typing_part_before_the_pages(monkeypatch):
     monkeypatch.setattr(idle, "PAUSE", 0.001)
     server = build_server()
-    made: list[object] = []
-    makers = list(server.protocol.hook_makers(TYPING, SENT))
-    monkeypatch.setattr(type(server.protocol), "hook_makers",
-                        lambda self, first, sent: iter([lambda m=m: made.append(m()) for m in makers]))
+    made: list[str] = []
+    monkeypatch.setattr(type(server.protocol), "hook_makers", lambda self, first, sent: (
+        iter([lambda: made.append("typing")] * 3), iter([lambda: made.append("rest")] * 3)))
     quiet = [0.0]
     monkeypatch.setattr(server, "quiet_for", lambda: quiet[0])
-    task = asyncio.ensure_future(idle.prepare_protocol(server))
+    pages = asyncio.get_running_loop().create_future()  # the vault's preparation, still running
+    task = asyncio.ensure_future(idle.prepare_protocol(server, pages))
     try:
         await asyncio.sleep(0.05)
         assert made == []  # messages keep coming
         quiet[0] = idle.PREPARE_QUIET
+        await asyncio.sleep(0.05)
+        assert made == ["typing"] * 3  # the rest waits for the pages
+        pages.set_result(None)
         await asyncio.wait_for(task, 5)
-        assert len(made) == len(makers)
+        assert made == ["typing"] * 3 + ["rest"] * 3
     finally:
         task.cancel()
