@@ -41,7 +41,7 @@ log = logging.getLogger("vaultlens")
 SLICE = 0.01
 PAUSE = 0.004
 IDLE = 0.2
-PREPARE_QUIET = 0.05
+PREPARE_QUIET = 0.025  # 25 ms: at 10,000 pages, 0.05 left the pages half prepared in lsp_bench
 READ_QUIET = 20_000  # stored bytes read per ms of quiet asked first (~5x what the read takes)
 STARVE = 2.0
 COLLECT_EVERY = 0.25  # seconds between two looks at the collector's count
@@ -65,9 +65,9 @@ async def quiet(ls: VaultServer) -> None:
 
 def read_quiet(size: int) -> float:
     """Seconds of quiet asked before reading ``size`` bytes of a stored index at once (a read
-    that cannot be cut, ~1 ms per 40-300 KB): ``PREPARE_QUIET`` for most (at 10,000 pages every
-    index is 0.1-1.3 MB, and a client's pauses of ~0.1 s, a benchmark's ready polls or someone
-    reading, fit them), more for the larger ones (~5x the read), ``IDLE`` at most."""
+    that cannot be cut, ~1 ms per 40-300 KB): ``PREPARE_QUIET`` up to 500 KB (most indexes at
+    10,000 pages, where every one is 0.1-1.3 MB: a client's pauses of ~0.1 s, a benchmark's
+    ready polls or someone reading, fit them), ~5x the read above, ``IDLE`` at most."""
     return min(IDLE, max(PREPARE_QUIET, size / READ_QUIET / 1000))
 
 
