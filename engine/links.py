@@ -15,6 +15,7 @@ import posixpath
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, chain
 from typing import Any
 
 from .compact import link_kinds, link_targets
@@ -22,6 +23,7 @@ from .fields import PageFields
 from .model import Link, Page, path_stem
 from .pathindex import (
     _DEFER_LOCK, PathIndex, Stored, collector_paused, move_keys, path_index, piece, positions, read_entry, unpacked,
+    unpacker,
 )
 
 log = logging.getLogger("vaultlens")
@@ -94,6 +96,14 @@ def _part_of(starts: Sequence[str], path: str) -> int:
     return max(bisect.bisect_right(starts, path) - 1, 0)
 
 
+def _split(flat: tuple[Any, ...], lengths: Sequence[int]) -> list[tuple[Any, ...]]:
+    """``flat`` cut into consecutive tuples of ``lengths`` (their sum is its length)."""
+    ends = list(accumulate(lengths))
+    if (ends[-1] if ends else 0) != len(flat):
+        raise ValueError("a stored links part of another shape")
+    return list(map(flat.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+
+
 RESOLVE_MEMO_MAX = 100_000  # resolve_memoised answers kept (about 0.3 KB each), the oldest dropped first
 
 
@@ -145,6 +155,7 @@ class LinkIndex:
         self._links: dict[str, tuple[Resolution, ...]] | None = None  # path -> per outlink, once built
         self._stored: Any = None  # a snapshot's resolved links (how many parts), restored on first need
         self._parts: dict[int, Any] = {}  # their parts not restored yet, as stored
+        self._table: tuple[str, ...] = ()  # the path table their positions are places in
         # the parts restored so far, in idle time (``restore_step``): links, targets, incoming,
         # and the stored resolutions, by number
         self._restoring: tuple[dict[str, Any], dict[str, Any], dict[str, Any], list[Resolution]] | None = None
@@ -223,10 +234,10 @@ class LinkIndex:
         found = tuple(path for path, _n in counted)
         yield {_COUNTS: ("counts", (b"".join(map(position.__getitem__, found)) if position else found,
                                     tuple(n for _path, n in counted)))}
-        if not links:
+        if not links or (pages and not table):  # (the parts name paths by their place in the table)
             yield {_LINKS: ("links", None)}
             return
-        parts = list(self._link_parts())
+        parts = list(self._link_parts(position or {}))
         yield {_LINKS: ("links", len(parts))}
         for k, part in enumerate(parts):
             yield {f"{_PART}{k}": ("value", part)}
@@ -244,6 +255,7 @@ class LinkIndex:
         index._by_path = snapshot.get("by_path")  # unmarshalled on first use (a search never needs it)
         index._stored_counts = (snapshot.get(_COUNTS), table)  # read on first use
         index._stored = piece(snapshot, _LINKS, "links")
+        index._table = table  # what the stored parts' positions are places in
         index._parts = {int(name[len(_PART):]): entry for name, entry in snapshot.items() if is_link_part(name)}
         return index
 
@@ -279,21 +291,29 @@ class LinkIndex:
     def by_path(self, value: dict[str, str]) -> None:
         self._by_path = value
 
-    def _link_parts(self) -> Iterator[tuple[Any, ...]]:
+    def _link_parts(self, position: Mapping[str, bytes]) -> Iterator[tuple[Any, ...]]:
         """The stored parts of the resolved links, in restoring order: the resolutions, numbered
         once for every page (``("rows", rows)``, LINK_PART_ROWS a part), then per LINK_PART_PAGES
         pages in path order ``("pages", links by number, targets, linkers)``: those pages'
         links and targets, and the (sorted) linkers of the targets in the part's range of paths.
-        So each part restores alone (``_restore_next``), the rows before the pages."""
+        So each part restores alone (``_restore_next``), the rows before the pages.
+
+        Paths are positions in the path table (``position``: path -> its packed bytes; it holds
+        every page), as the other link indexes store them: a few bytes a path to unmarshal, and
+        the table's strings shared once restored (at 100,000 pages, path strings made the parts
+        61 MB and 1.1 s to unmarshal)."""
         resolved = self._resolved()
         table: list[tuple[Any, ...]] = []
         ids: dict[int, int] = {}
+        at = {path: int.from_bytes(blob, "little") for path, blob in position.items()}
+        join = b"".join
+        place = position.__getitem__
 
         def number(r: Resolution) -> int:
             n = ids.get(id(r))
             if n is None:
                 n = ids[id(r)] = len(table)
-                table.append((r.path, r.via, r.candidates, r.attachment))
+                table.append((None if r.path is None else at[r.path], r.via, r.candidates, r.attachment))
             return n
 
         starts = sorted(self.pages)[::LINK_PART_PAGES] or [""]
@@ -306,10 +326,20 @@ class LinkIndex:
         for target in sorted(self._incoming):
             parts[_part_of(starts, target)][2][target] = tuple(sorted(self._incoming[target]))
         # the memo is not stored: it refills as pages change
-        for at in range(0, len(table), LINK_PART_ROWS):
-            yield ("rows", table[at : at + LINK_PART_ROWS])
+        for first in range(0, len(table), LINK_PART_ROWS):
+            rows = table[first : first + LINK_PART_ROWS]
+            yield ("rows", tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(len(r[2]) for r in rows),
+                   join(map(place, chain.from_iterable(r[2] for r in rows))), tuple(r[3] for r in rows))
         for per_page, flat, incoming in parts:
-            yield ("pages", per_page, flat, incoming)
+            yield (
+                "pages",
+                join(map(place, per_page)), tuple(map(len, per_page.values())), tuple(chain.from_iterable(per_page.values())),
+                join(map(place, flat)), tuple(len(f) // 2 for f in flat.values()),
+                tuple(chain.from_iterable(f[::2] for f in flat.values())),
+                join(map(place, chain.from_iterable(f[1::2] for f in flat.values()))),
+                join(map(place, incoming)), tuple(map(len, incoming.values())),
+                join(map(place, chain.from_iterable(incoming.values()))),
+            )
 
     def restore_step(self) -> bool:
         """Restore one stored part of the resolved links ahead of their first reader (idle time:
@@ -348,14 +378,20 @@ class LinkIndex:
         links, all_targets, all_incoming, made = self._restoring
         try:
             part = piece({name: self._parts.pop(k)}, name, "value")
+            table, unpack = self._table, unpacker(self._table)
             with collector_paused():  # resolutions that all live on
                 if part[0] == "rows":
-                    made.extend(Resolution(*row) for row in part[1])
+                    _kind, paths, vias, counts, candidates, attachments = part
+                    made.extend(map(Resolution, [None if p is None else table[p] for p in paths], vias,
+                                    _split(unpack(candidates), counts), attachments))
                 else:
-                    _kind, per_page, targets, incoming = part
-                    links.update({path: tuple([made[n] for n in found]) for path, found in per_page.items()})
-                    all_targets.update(targets)
-                    all_incoming.update(incoming)  # the stored sorted tuples, made sets only where they change
+                    _kind, pages, counts, numbers, sources, pairs, kinds, targets, linked, counts2, linkers = part
+                    links.update(zip(unpack(pages), _split(tuple(map(made.__getitem__, numbers)), counts)))
+                    flat: list[str] = [""] * (2 * len(kinds))
+                    flat[::2], flat[1::2] = kinds, unpack(targets)
+                    all_targets.update(zip(unpack(sources), _split(tuple(flat), [2 * n for n in pairs])))
+                    # the stored sorted tuples, made sets only where they change
+                    all_incoming.update(zip(unpack(linked), _split(unpack(linkers), counts2)))
         except (ValueError, EOFError, TypeError, IndexError, KeyError):
             log.warning("index snapshot entry %r damaged: every link resolved again", name)
             self._stored, self._parts, self._restoring = None, {}, None

@@ -552,7 +552,20 @@ def positions(table: tuple[str, ...]) -> dict[str, bytes]:
 def unpacked(blob: bytes, table: tuple[str, ...]) -> tuple[str, ...]:
     """The paths whose positions in ``table`` ``blob`` holds, as one key of ``PathIndex.packed``
     (or a join of ``positions(table)``'s bytes) writes them."""
-    return PathIndex.from_packed({}, table)._unpacked(blob)
+    return unpacker(table)(blob)
+
+
+def unpacker(table: tuple[str, ...]) -> Callable[[bytes], tuple[str, ...]]:
+    """``unpacked`` against ``table``, made once for many blobs."""
+    code, get = _code(len(table)), table.__getitem__
+
+    def unpack(blob: bytes) -> tuple[str, ...]:
+        ids = array(code, blob)
+        if _SWAP:
+            ids.byteswap()
+        return tuple(map(get, ids))
+
+    return unpack
 
 
 def _code(n_paths: int) -> str:

@@ -184,3 +184,29 @@ def test_stored_title_keys_are_used_and_a_damaged_entry_reads_the_pages(caplog):
     damaged = Vault.from_snapshot([(p, vault.fields[p.path]) for p in vault.pages.values()], snapshot, "vault")
     assert {path: damaged.title_key(path) for path in damaged.pages} == expected
     assert "title_keys" in caplog.text
+
+
+
+def test_stored_link_parts_name_pages_by_their_place_in_the_path_table():
+    """The stored parts of the resolved links hold a page's path as its position in the path
+    table, never as a string; restored, the links, targets and linkers are the built ones."""
+    files = {
+        "A.md": "[[B]] [[notes/C]] [[#Top]] [[Missing]] [[pic.png]]\n# Top\n",
+        "B.md": "---\nrelated:\n  - \"[[A]]\"\n---\n[[A]] [[C]]",
+        "notes/C.md": "[[A]] [[B|the b]] [[Top]]",
+    }
+    built = build_vault(files)
+    built.resolved_links("nothing yet")
+    snapshot = marshal.loads(marshal.dumps(built.snapshot(), MARSHAL_VERSION))
+    parts = {name: entry for name, entry in snapshot.items() if links.is_link_part(name)}
+    assert len(parts) == 2  # the resolutions, the pages
+    stored = marshal.dumps(parts, MARSHAL_VERSION)
+    assert not any(path.encode() in stored for path in files)
+    vault = Vault.from_snapshot([(p, built.fields[p.path]) for p in built.pages.values()], snapshot, "vault")
+    index, fresh = vault.link_index, built.link_index
+    for path in files:
+        assert index.resolved_links(path) == fresh.resolved_links(path)
+        assert index.outlink_targets(path) == fresh.outlink_targets(path)
+        assert index.linking_pages(path) == fresh.linking_pages(path)
+        assert index.link_kinds(path, "A.md") == fresh.link_kinds(path, "A.md")
+    assert index.linking_pages("A.md") == {"B.md", "notes/C.md"}
