@@ -293,15 +293,19 @@ class LinkIndex:
 
     def _link_parts(self, position: Mapping[str, bytes]) -> Iterator[tuple[Any, ...]]:
         """The stored parts of the resolved links, in restoring order: the resolutions, numbered
-        once for every page (``("rows", rows)``, LINK_PART_ROWS a part), then per LINK_PART_PAGES
-        pages in path order ``("pages", links by number, targets, linkers)``: those pages'
-        links and targets, and the (sorted) linkers of the targets in the part's range of paths.
-        So each part restores alone (``_restore_next``), the rows before the pages.
+        once for every page (LINK_PART_ROWS a part), then per LINK_PART_PAGES pages in path order
+        those pages' links (as numbers) and targets, and the (sorted) linkers of the targets in
+        the part's range of paths. So each part restores alone (``_restore_next``), the rows
+        before the pages.
 
-        Paths are positions in the path table (``position``: path -> its packed bytes; it holds
-        every page), as the other link indexes store them: a few bytes a path to unmarshal, and
-        the table's strings shared once restored (at 100,000 pages, path strings made the parts
-        61 MB and 1.1 s to unmarshal)."""
+        Stored column by column, and every page as its position in the path table (``position``:
+        path -> its packed bytes; the table holds every page), as the other link indexes store
+        them: a few bytes a path to unmarshal, and the table's strings shared once restored (at
+        100,000 pages, path strings made the parts 61 MB and 1.1 s to unmarshal). A rows part is
+        ``("rows", paths (positions or None), vias, candidate counts, candidates joined,
+        attachments)``; a pages part ``("pages", pages joined, link counts, link numbers, pages
+        with targets joined, target counts, kinds, targets joined, linked pages joined, linker
+        counts, linkers joined)``."""
         resolved = self._resolved()
         table: list[tuple[Any, ...]] = []
         ids: dict[int, int] = {}
@@ -333,7 +337,8 @@ class LinkIndex:
         for per_page, flat, incoming in parts:
             yield (
                 "pages",
-                join(map(place, per_page)), tuple(map(len, per_page.values())), tuple(chain.from_iterable(per_page.values())),
+                join(map(place, per_page)), tuple(map(len, per_page.values())),
+                tuple(chain.from_iterable(per_page.values())),
                 join(map(place, flat)), tuple(len(f) // 2 for f in flat.values()),
                 tuple(chain.from_iterable(f[::2] for f in flat.values())),
                 join(map(place, chain.from_iterable(f[1::2] for f in flat.values()))),
@@ -382,16 +387,21 @@ class LinkIndex:
             with collector_paused():  # resolutions that all live on
                 if part[0] == "rows":
                     _kind, paths, vias, counts, candidates, attachments = part
+                    if not len(paths) == len(vias) == len(counts) == len(attachments):
+                        raise ValueError("a stored links part of another shape")
                     made.extend(map(Resolution, [None if p is None else table[p] for p in paths], vias,
                                     _split(unpack(candidates), counts), attachments))
                 else:
-                    _kind, pages, counts, numbers, sources, pairs, kinds, targets, linked, counts2, linkers = part
-                    links.update(zip(unpack(pages), _split(tuple(map(made.__getitem__, numbers)), counts)))
-                    flat: list[str] = [""] * (2 * len(kinds))
+                    (_kind, pages, link_counts, numbers, sources, target_counts, kinds, targets,
+                     linked, linker_counts, linkers) = part
+                    resolutions = tuple(map(made.__getitem__, numbers))
+                    links.update(zip(unpack(pages), _split(resolutions, link_counts), strict=True))
+                    flat: list[str] = [""] * (2 * len(kinds))  # kind, target, kind, target...
                     flat[::2], flat[1::2] = kinds, unpack(targets)
-                    all_targets.update(zip(unpack(sources), _split(tuple(flat), [2 * n for n in pairs])))
+                    all_targets.update(zip(unpack(sources), _split(tuple(flat), [2 * n for n in target_counts]),
+                                           strict=True))
                     # the stored sorted tuples, made sets only where they change
-                    all_incoming.update(zip(unpack(linked), _split(unpack(linkers), counts2)))
+                    all_incoming.update(zip(unpack(linked), _split(unpack(linkers), linker_counts), strict=True))
         except (ValueError, EOFError, TypeError, IndexError, KeyError):
             log.warning("index snapshot entry %r damaged: every link resolved again", name)
             self._stored, self._parts, self._restoring = None, {}, None

@@ -96,6 +96,33 @@ def _require(obj: object, names: tuple[str, ...]) -> None:
 # --- the protocol ---------------------------------------------------------------------------
 
 
+def _classes(roots: Sequence[Any], seen: set[Any], how: str) -> list[type]:
+    """The attrs classes ``roots`` hold (themselves, their fields' types, through unions and
+    containers), each not in ``seen`` as ``(how, class)`` yet, which it becomes."""
+    found: list[type] = []
+    stack = [kind for kind in roots if kind is not None]
+    while stack:
+        kind = stack.pop()
+        if (how, kind) in seen:
+            continue
+        seen.add((how, kind))
+        args = typing.get_args(kind)
+        if args:
+            stack.extend(arg for arg in args if arg is not type(None))
+        elif isinstance(kind, type) and attrs.has(kind):
+            found.append(kind)
+            stack.extend(field.type for field in reversed(attrs.fields(kind)))
+    return found
+
+
+def _try_hook(make: Callable[[Any], object], kind: type) -> None:
+    """``make(kind)``; a class the converter has no hook for is left to fail where it is used."""
+    try:
+        make(kind)
+    except Exception:  # noqa: BLE001 - an optimisation: a message class nobody reads or writes
+        log.debug("no converter hook for %s", kind.__name__)
+
+
 class ProtocolBase(LanguageServerProtocol):
     """pygls' protocol with its private state under public names, and four of its private
     methods replaced:
@@ -136,7 +163,8 @@ class ProtocolBase(LanguageServerProtocol):
         seen: set[Any] = set()
         return self._makers(first, sent, seen), self._makers(rest, sent, seen)
 
-    def _makers(self, methods: Sequence[str], sent: Sequence[str], seen: set[Any]) -> Iterator[Callable[[], object]]:
+    def _makers(self, methods: Sequence[str], sent: Sequence[str], seen: set[Any]
+                ) -> Iterator[Callable[[], object]]:
         converter = self._converter
         for method in methods:
             kinds = types.METHOD_TO_TYPES.get(method)
@@ -235,33 +263,6 @@ class ProtocolBase(LanguageServerProtocol):
 
 
 # --- buffers --------------------------------------------------------------------------------
-
-
-def _classes(roots: Sequence[Any], seen: set[Any], how: str) -> list[type]:
-    """The attrs classes ``roots`` hold (themselves, their fields' types, through unions and
-    containers), each not in ``seen`` as ``(how, class)`` yet, which it becomes."""
-    found: list[type] = []
-    stack = [kind for kind in roots if kind is not None]
-    while stack:
-        kind = stack.pop()
-        if (how, kind) in seen:
-            continue
-        seen.add((how, kind))
-        args = typing.get_args(kind)
-        if args:
-            stack.extend(arg for arg in args if arg is not type(None))
-        elif isinstance(kind, type) and attrs.has(kind):
-            found.append(kind)
-            stack.extend(field.type for field in reversed(attrs.fields(kind)))
-    return found
-
-
-def _try_hook(make: Callable[[Any], object], kind: type) -> None:
-    """``make(kind)``; a class the converter has no hook for is left to fail where it is used."""
-    try:
-        make(kind)
-    except Exception:  # noqa: BLE001 - an optimisation: a message class nobody reads or writes
-        log.debug("no converter hook for %s", kind.__name__)
 
 
 class TextDocumentBase(TextDocument):
