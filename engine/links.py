@@ -22,7 +22,7 @@ from .compact import link_kinds, link_targets
 from .fields import PageFields
 from .model import Link, Page, path_stem
 from .pathindex import (
-    _DEFER_LOCK, PathIndex, Stored, collector_paused, move_keys, path_index, piece, positions, read_entry, unpacked,
+    _DEFER_LOCK, PathIndex, Stored, collector_paused, move_keys, path_index, piece, positions, read_once, unpacked,
     unpacker,
 )
 
@@ -714,17 +714,7 @@ class LinkIndex:
         """A snapshot's linker counts, read from it on first use (at 100,000 pages ~10 ms, where
         counting them from ``linkers`` took the first queries ~0.3 s); None without a snapshot,
         or when its entry is damaged (then every count is counted)."""
-        found = self._stored_counts
-        if found is None or type(found) is dict:
-            return found
-        with _DEFER_LOCK:
-            found = self._stored_counts
-            if found is None or type(found) is dict:
-                return found
-            entry, table = found
-            found = self._stored_counts = read_entry(
-                entry, _COUNTS, "counts", lambda value: _counts_by_path(value, table), "counted from the links")
-        return found
+        return read_once(self, "_stored_counts", _COUNTS, "counts", _counts_by_path, "counted from the links")
 
     def indexes(self) -> Mapping[str, Any]:
         """Every index and derived table it keeps, by name (for tests comparing two builds)."""

@@ -605,6 +605,25 @@ def unread_bytes(entry: Any) -> int:
     return entry.size if isinstance(entry, Stored) else 0
 
 
+def read_once(owner: Any, attr: str, name: str, kind: str, decode: Callable[[Any, tuple[str, ...]], Any],
+              instead: str) -> Any:
+    """``owner.attr``: a snapshot entry held as ``(entry, path table)`` until first use, then its
+    value (a dict) or None. On the first call the entry is read (``read_entry``, its value
+    ``decode(value, table)``d; None when damaged, logged with what is done ``instead``) and kept,
+    under ``_DEFER_LOCK``, so two threads asking first read it once."""
+    found = getattr(owner, attr)
+    if found is None or type(found) is dict:
+        return found
+    with _DEFER_LOCK:
+        found = getattr(owner, attr)
+        if found is None or type(found) is dict:
+            return found
+        entry, table = found
+        found = read_entry(entry, name, kind, lambda value: decode(value, table), instead)
+        setattr(owner, attr, found)
+    return found
+
+
 def read_entry(entry: Any, name: str, kind: str, decode: Callable[[Any], Any], instead: str) -> Any:
     """One snapshot entry as stored (``{name: (kind, value)}``: ``piece``), its value
     ``decode``d; None, logged with what is done ``instead``, when it is damaged (reading or

@@ -26,13 +26,13 @@ from typing import Any
 from .fields import PageFields, page_fields
 from .links import TYPED_EDGES, UNRESOLVED, LinkIndex, Resolution, is_link_part, link_keys, page_keys
 from .model import Link, Page
-from .pathindex import _DEFER_LOCK, PathIndex, Stored, move_keys, path_index, read_entry, unread_bytes
+from .pathindex import PathIndex, Stored, move_keys, path_index, read_once, unread_bytes
 from .postings import PREFIX_TOKENS, SearchIndex
 from .vocabulary import EMPTY, Vocabulary
 
 __all__ = [
-    "INDEX_NAMES", "PREFIX_TOKENS", "REQUESTED_INDEXES", "TYPED_EDGES", "UNRESOLVED", "PageStore", "PathIndex", "Resolution", "Vault",
-    "index_part", "link_keys",
+    "INDEX_NAMES", "PREFIX_TOKENS", "REQUESTED_INDEXES", "TYPED_EDGES", "UNRESOLVED", "PageStore", "PathIndex",
+    "Resolution", "Vault", "index_part", "link_keys",
 ]
 
 _TITLES = "title_keys"  # the snapshot entry of every page's title casefolded (``PageStore.title_key``)
@@ -106,9 +106,7 @@ class PageStore:
         score. From the snapshot read when no change since can have moved it (a query orders
         hundreds of tied pages by it, and reading ``page.title`` decodes a page a warm start
         left as stored, ~30-50 µs each), else from the page."""
-        stored = self._stored_titles
-        if stored is not None and type(stored) is not dict:
-            stored = self._titles()
+        stored = self._titles()
         if stored is not None and path not in self._titles_stale:
             found = stored.get(path)
             if found is not None:
@@ -118,14 +116,7 @@ class PageStore:
     def _titles(self) -> dict[str, str] | None:
         """A snapshot's title keys, read from it on first use; None when its entry is damaged
         (then every key comes from its page)."""
-        with _DEFER_LOCK:
-            found = self._stored_titles
-            if found is None or type(found) is dict:
-                return found
-            entry, table = found
-            found = self._stored_titles = read_entry(
-                entry, _TITLES, "titles", lambda titles: _titles_by_path(titles, table), "titles read from the pages")
-        return found
+        return read_once(self, "_stored_titles", _TITLES, "titles", _titles_by_path, "titles read from the pages")
 
     def upsert(self, page: Page, fields: PageFields) -> tuple[Page | None, PageFields | None]:
         """Hold ``page`` (replacing the page at its path); the page and fields it replaced."""

@@ -127,11 +127,11 @@ async def prepare_vault(ls: VaultServer, state: VaultState) -> None:
         log.exception("preparing the vault's pages failed")
 
 
-async def _quiet_for(ls: VaultServer, state: VaultState, vault: object, seconds: float) -> bool:
+async def _quiet_for(ls: VaultServer, state: VaultState | None, vault: object, seconds: float) -> bool:
     """Wait until no message came for ``seconds``, none is waiting and no request is running;
-    False when ``vault`` is no longer the live one meanwhile."""
+    False when ``vault`` is no longer ``state``'s live one meanwhile (no ``state``: never)."""
     while True:
-        if state.vault is not vault:
+        if state is not None and state.vault is not vault:
             return False
         if _is_quiet(ls, seconds):
             return True
@@ -147,7 +147,7 @@ def on_indexed(ls: VaultServer, state: VaultState) -> None:
         ls.protocol_prepared = asyncio.ensure_future(prepare_protocol(ls, pages))
 
 
-async def prepare_protocol(ls: VaultServer, pages: asyncio.Future | None = None) -> None:
+async def prepare_protocol(ls: VaultServer, pages: asyncio.Future) -> None:
     """Make the converter's hook of every message class the server reads or writes
     (``ProtocolBase.hook_makers``), in slices, while the client is quiet as for the pages
     (``PREPARE_QUIET``): otherwise the first request of each kind makes them (6 ms of the
@@ -157,8 +157,7 @@ async def prepare_protocol(ls: VaultServer, pages: asyncio.Future | None = None)
     typing_first, rest = ls.protocol.hook_makers(TYPING, SENT)
     try:
         await _in_slices(ls, typing_first)
-        if pages is not None:
-            await asyncio.wait([pages])
+        await asyncio.wait([pages])
         await _in_slices(ls, rest)
     except Exception:  # noqa: BLE001 - an optimisation: failing must not take the server down
         log.exception("preparing the protocol's messages failed")
@@ -169,8 +168,7 @@ async def _in_slices(ls: VaultServer, calls: Iterator[Callable[[], object]]) -> 
     (``PREPARE_QUIET``)."""
     more = True
     while more:
-        while not _is_quiet(ls, PREPARE_QUIET):
-            await asyncio.sleep(max(PREPARE_QUIET - ls.quiet_for(), PAUSE))
+        await _quiet_for(ls, None, None, PREPARE_QUIET)
         deadline = time.perf_counter() + SLICE
         while time.perf_counter() < deadline and not ls.input_pending():
             call = next(calls, None)
