@@ -22,6 +22,7 @@ stem_word = stem.__wrapped__  # every token of a bulk build, once: not through s
 PREFIX_TOKENS = 500  # name tokens a partial term expands to, at most
 COUNTS_KEPT = 4  # ``counts_by_page`` answers kept (the terms asked most recently) ...
 COUNTS_KEPT_MIN = 4096  # ... of terms held by at least this many pages (others are quick to make)
+PREFIXES_KEPT = 32  # ``prefixed`` and ``starting`` answers kept (the prefixes asked most recently)
 
 _NO_KEYS = (frozenset(),) * 5
 
@@ -66,6 +67,8 @@ class SearchIndex:
         self._stemmed: set[str] = set()  # while built in bulk: the tokens whose stems ``take`` made
         self._counts: dict[str, dict[str, int]] = {}  # ``counts_by_page``'s kept, oldest first
         self._refiled = 0  # pages refiled so far: an answer made while one was refiled is not kept
+        self._prefixes: dict[tuple[bool, str], Any] = {}  # ``prefixed``'s and ``starting``'s kept, oldest first
+        self._renamed = 0  # pages refiled with other name tokens so far (as ``_refiled``, for ``_prefixes``)
 
     # --- in bulk ---------------------------------------------------------------------------
 
@@ -246,8 +249,11 @@ class SearchIndex:
         for token in after - before:
             if self.name_postings.add(token, path):
                 bisect.insort(names, token)
-        move_keys(self.first_postings, path, first_tokens(old) if old is not None else frozenset(),
-                  first_tokens(new) if new is not None else frozenset())
+        firsts = first_tokens(old) if old is not None else frozenset(), first_tokens(new) if new is not None else frozenset()
+        move_keys(self.first_postings, path, *firsts)
+        if before != after or firsts[0] != firsts[1]:  # what a kept prefix answer was made from
+            self._renamed += 1
+            self._prefixes.clear()
         old_keys = (*_meta_tokens(old), *_repeated(old)) if old is not None else _NO_KEYS
         new_keys = (*_meta_tokens(new), *_repeated(new)) if new is not None else _NO_KEYS
         indexes = (self.tag_postings, self.heading_postings, self.path_postings, self.body_twice, self.body_thrice)
@@ -288,6 +294,40 @@ class SearchIndex:
                 kept.pop(next(iter(kept)), None)
         return counts
 
+    def prefixed(self, prefix: str) -> tuple[frozenset[str], bool]:
+        """As-you-type: the pages with a title or alias token ``prefix`` expands to (the first
+        ``PREFIX_TOKENS`` name tokens that start with it), and whether more tokens start with it
+        (then any page may have one). Kept for the ``PREFIXES_KEPT`` prefixes asked most
+        recently, until a page refiled changes its name tokens: one query asks it up to three
+        times (its candidates, the names that match, the bounds), and typing asks the same
+        letters again and again ("r" at 10,000 pages: 500 tokens, ~2,000 pages, ~0.4 ms)."""
+        return self._kept((False, prefix))
+
+    def starting(self, prefix: str) -> frozenset[str]:
+        """The pages whose title or an alias has a first token that starts with ``prefix`` (every
+        such token, from ``first_postings``: prefix-phrase); kept as ``prefixed`` is."""
+        return self._kept((True, prefix))
+
+    def _kept(self, key: tuple[bool, str]) -> Any:
+        kept = self._prefixes
+        found = kept.pop(key, None)
+        if found is not None:
+            kept[key] = found  # (the most recent last)
+            return found
+        renamed = self._renamed
+        first, prefix = key
+        if first:
+            tokens = self.name_tokens_with_prefix(prefix, len(self.sorted_name_tokens))
+            found = _holders(self.first_postings, tokens)
+        else:
+            tokens = self.name_tokens_with_prefix(prefix)
+            found = _holders(self.name_postings, tokens), len(tokens) >= PREFIX_TOKENS
+        if renamed == self._renamed:  # no page renamed meanwhile (another thread)
+            kept[key] = found
+            for stale in list(kept)[:-PREFIXES_KEPT]:
+                kept.pop(stale, None)
+        return found
+
     def name_tokens_with_prefix(self, prefix: str, limit: int = PREFIX_TOKENS) -> list[str]:
         """Title and alias tokens that start with ``prefix`` (sorted; at most ``limit``)."""
         tokens = self.sorted_name_tokens
@@ -300,6 +340,14 @@ class SearchIndex:
             out.append(token)
             i += 1
         return out
+
+
+def _holders(index: PathIndex, tokens: Iterable[str]) -> frozenset[str]:
+    """The pages filed under any of ``tokens`` in ``index``."""
+    found: set[str] = set()
+    for token in tokens:
+        found.update(index.get(token, ()))
+    return frozenset(found)
 
 
 def _repeated(fields: PageFields) -> tuple[set[str], set[str]]:

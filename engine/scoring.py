@@ -863,14 +863,10 @@ def name_matches(vault: Vault, query: Query, plan: Plan) -> set[str]:
     return found
 
 
-def _prefixed(vault: Vault, query: Query) -> set[str]:
+def _prefixed(vault: Vault, query: Query) -> frozenset[str]:
     """As-you-type: the pages with a title or alias token the partial term expands to (the
     first ``PREFIX_TOKENS`` name tokens that start with it)."""
-    found: set[str] = set()
-    if query.partial:
-        for token in vault.name_tokens_with_prefix(query.partial):
-            found.update(vault.name_postings.get(token, ()))
-    return found
+    return vault.prefixed(query.partial)[0] if query.partial else frozenset()
 
 
 def _named_candidates(vault: Vault, query: Query, plan: Plan) -> set[str]:
@@ -904,7 +900,7 @@ def _named_candidates(vault: Vault, query: Query, plan: Plan) -> set[str]:
 
 
 def _candidates(vault: Vault, query: Query, plan: Plan) -> set[str]:
-    found = _prefixed(vault, query)
+    found = set(_prefixed(vault, query))
     postings = vault.postings
     for tp in plan.terms:
         for word in _candidate_words(tp):

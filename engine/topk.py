@@ -28,7 +28,7 @@ from .scoring import (
     NO_BODY, Plan, PostedCounts, TermPlan, TextCounts, bm25_norm, body_components, body_most, counts_of, fixed, head_components, indexed_outside_body, link_prior,
     name_words, prior_points, score_of, starts_with_typed,
 )
-from .vault import PREFIX_TOKENS, Vault
+from .vault import Vault
 from .weights import (
     BM25_B,
     BM25_K1,
@@ -601,37 +601,26 @@ class Bounds:
         return [_holders(name_postings, stand_for) | tagged for stand_for, tagged in zip(self.stand_fors, self.tagged)]
 
     @functools.cached_property
-    def prefixed(self) -> set[str]:
+    def prefixed(self) -> frozenset[str]:
         """The pages with a title or alias token that starts with the partial term (see
         ``prefix_cut``)."""
-        found: set[str] = set()
-        if self.partial:
-            for token in self._prefix_tokens:
-                found.update(self.vault.name_postings.get(token, ()))
-        return found
+        return self.vault.prefixed(self.partial)[0] if self.partial else frozenset()
 
     @functools.cached_property
-    def starting(self) -> set[str]:
+    def starting(self) -> frozenset[str]:
         """With one word typed in part, the pages whose title or an alias starts with it (what
         ``starts_typed`` tells of one page: prefix-phrase), from ``first_postings``: a two-letter
         prefix brings in thousands of pages, and testing each decoded every page a warm start
         had left as stored (~50 ms for the first such query at 10,000 pages)."""
-        partial = self.partial
-        if not partial or len(self.typed) != 1:
-            return set()
-        vault = self.vault
-        tokens = vault.name_tokens_with_prefix(partial, len(vault.sorted_name_tokens)) if self.prefix_cut else self._prefix_tokens
-        return _holders(vault.first_postings, tokens)
-
-    @functools.cached_property
-    def _prefix_tokens(self) -> list[str]:
-        return self.vault.name_tokens_with_prefix(self.partial) if self.partial else []
+        if not self.partial or len(self.typed) != 1:
+            return frozenset()
+        return self.vault.starting(self.partial)
 
     @functools.cached_property
     def prefix_cut(self) -> bool:
         """Whether more name tokens start with the partial term than ``prefixed`` went through:
         then any page may have one."""
-        return len(self._prefix_tokens) >= PREFIX_TOKENS
+        return bool(self.partial) and self.vault.prefixed(self.partial)[1]
 
     @functools.cached_property
     def _phrased(self) -> set[str]:

@@ -225,6 +225,8 @@ class Vault:
         self.linker_count = links.linker_count
         self.linker_counts = links.linker_counts
         self.name_tokens_with_prefix = search.name_tokens_with_prefix
+        self.prefixed = search.prefixed
+        self.starting = search.starting
         self.counts_by_page = search.counts_by_page
         self.title_key = store.title_key
         self.generation = len(store.pages)  # bumped on every change: callers may cache per generation
@@ -531,5 +533,6 @@ class Vault:
         }
         return sorted(found, key=lambda p: (self.pages[p].title.casefold(), p))
 
-    # ``linker_count(page)`` (``LinkIndex.linker_count``) and ``name_tokens_with_prefix(prefix,
-    # limit)`` (``SearchIndex.name_tokens_with_prefix``) are the parts' methods, bound in __init__.
+    # ``linker_count(page)`` (``LinkIndex.linker_count``), ``name_tokens_with_prefix(prefix,
+    # limit)``, ``prefixed(prefix)`` and ``starting(prefix)`` (``SearchIndex``'s) are the parts'
+    # methods, bound in __init__.

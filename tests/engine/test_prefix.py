@@ -146,3 +146,37 @@ def test_the_title_being_typed_comes_first():
     }
     hits = search(vault_of(files), parse_query("filt", prefix=True))
     assert hits[0].page.path == "Filters.md"
+
+
+def test_a_prefix_answer_kept_between_queries_follows_every_rename():
+    """``SearchIndex.prefixed`` and ``starting`` keep their answers between queries (one query
+    asks up to three times, and typing asks the same letters again): a page renamed, added or
+    removed since is in the next answer as it is now, and so in the next search's hits."""
+    vault = vault_of({"Rome.md": page("Rome"), "Oslo.md": page("Oslo"), "Old Rope.md": page("Old Rope")})
+
+    def typed(text: str) -> list[str]:
+        return sorted(h.page.path for h in search(vault, parse_query(text, prefix=True, limit=0)))
+
+    assert vault.prefixed("ro") == ({"Rome.md", "Old Rope.md"}, False)
+    assert vault.starting("ro") == {"Rome.md"}
+    assert typed("ro") == ["Old Rope.md", "Rome.md"]
+    vault.upsert(parse_page("Oslo.md", page("Rotterdam")))  # gains a name token that starts so
+    assert vault.prefixed("ro")[0] == {"Rome.md", "Old Rope.md", "Oslo.md"}
+    assert vault.starting("ro") == {"Rome.md", "Oslo.md"}
+    assert typed("ro") == ["Old Rope.md", "Oslo.md", "Rome.md"]
+    vault.upsert(parse_page("Old Rope.md", page("Rope Old")))  # the same tokens, another first one
+    assert vault.starting("ro") == {"Rome.md", "Oslo.md", "Old Rope.md"}
+    vault.remove("Rome.md")
+    assert vault.prefixed("ro")[0] == {"Old Rope.md", "Oslo.md"}
+    assert typed("ro") == ["Old Rope.md", "Oslo.md"]
+    vault.upsert(parse_page("Oslo.md", page("Oslo", body="Rotterdam in the body only")))
+    assert typed("ro") == ["Old Rope.md"]
+
+
+def test_a_prefix_with_more_name_tokens_than_it_expands_to_says_so():
+    from vaultlens.engine.postings import PREFIX_TOKENS
+
+    vault = vault_of({f"p{i}.md": page(f"Word{i:04d}") for i in range(PREFIX_TOKENS + 1)})
+    pages, cut = vault.prefixed("word")
+    assert cut and len(pages) == PREFIX_TOKENS
+    assert vault.prefixed("word000") == ({f"p{i}.md" for i in range(10)}, False)
