@@ -40,7 +40,7 @@ from .pathindex import part_digest as body_digest  # what a record holds to chec
 from .fields import BodyCounts, PageFields
 from .model import Heading, Link, Page, Problem, Span, Tag, fast_constructor
 
-RECORD_VERSION = 7  # bump when the layout below changes
+RECORD_VERSION = 8  # bump when the layout below changes
 MARSHAL_VERSION = 4
 
 _HEAVY = ("links", "edges", "headings", "blocks", "inline_tags", "problems", "meta")
@@ -83,6 +83,13 @@ def link_kinds(page: Page) -> tuple[tuple[str, str], ...]:
     """``(kind, target)`` of a page's typed edges, then its body links: the order of
     ``Vault.outlinks`` (without unpacking a compact page)."""
     found = getattr(page, "_targets", None)
+    if type(found) is bytes:  # as its record holds them: made once, on first read
+        found = marshal.loads(found)
+        pairs = _get_unpacked(page).pairs
+        if pairs is not None:
+            setdefault = pairs.setdefault
+            found = tuple([setdefault(pair, pair) for pair in found])
+        _set_targets(page, found)
     if found is not None:
         return found
     return tuple((link.kind, link.target) for link in (*page.edges, *page.links))
@@ -115,6 +122,9 @@ def link_targets(page: Page) -> tuple[str, ...]:
 def piped_links(page: Page) -> tuple[tuple[str, str], ...]:
     """``(target, label)`` of the page's ``[[a|b]]`` wikilinks, as parsed (for link order)."""
     found = getattr(page, "_piped", None)
+    if type(found) is bytes:  # as ``link_kinds``
+        found = marshal.loads(found)
+        _set_piped(page, found)
     if found is not None:
         return found
     return tuple((link.target, link.label) for link in page.links if link.kind == "wiki" and link.label)
@@ -155,11 +165,18 @@ def encode_page(page: Page, body: tuple[int, int, bytes] | None = None) -> tuple
         page.body if body is None else body,
         page.body_line,
         page.size,
-        tuple((intern(kind), intern(target)) for kind, target in link_kinds(page)),
-        tuple((intern(t), label) for t, label in piped_links(page)),
+        # (unmarshalled when first read, not with the record: few requests read them, and they
+        # were half the time a page's record took to decode)
+        _later(tuple((intern(kind), intern(target)) for kind, target in link_kinds(page))),
+        _later(tuple((intern(t), label) for t, label in piped_links(page))),
         marshal.dumps(heavy, MARSHAL_VERSION),
         (_PROBLEMS if page.problems else 0) | (_ANCHORED if has_anchored_links(page) else 0),
     )
+
+
+def _later(value: tuple[Any, ...]) -> tuple[Any, ...] | bytes:
+    """``value`` as a record holds it to be unmarshalled on first read (``()`` as itself)."""
+    return marshal.dumps(value, MARSHAL_VERSION) if value else ()
 
 
 class Unpacked:
@@ -171,11 +188,14 @@ class Unpacked:
     blob is unmarshalled once; each field becomes objects only when that field is read.
     """
 
-    __slots__ = ("_items", "limit")
+    __slots__ = ("_items", "limit", "pairs")
 
     def __init__(self, limit: int = 512) -> None:
         self._items: OrderedDict[int, tuple[CompactPage, list[Any]]] = OrderedDict()
         self.limit = limit
+        # what makes equal ``(kind, target)`` pairs of different pages one object when
+        # ``link_kinds`` unmarshals them: the load's table of shared values, while it lasts
+        self.pairs: dict[Any, Any] | None = None
 
     def value(self, page: CompactPage, index: int) -> Any:
         """Heavy field ``index`` (``_HEAVY`` order) of ``page``."""
@@ -222,15 +242,14 @@ _RAW = (True, True, True, False, True, True, False)  # which heavy fields need c
 def decode_page(
     record: tuple[Any, ...],
     unpacked: Unpacked | None = None,
-    shared: dict[Any, Any] | None = None,
     region: BodyRegion | None = None,
     into: CompactPage | None = None,
 ) -> CompactPage:
     """The page a record holds; its heavy fields are unpacked when read, through ``unpacked``
-    (share one per load; without one, each page keeps its own once read). With ``shared``
-    (one dict per load), equal ``(kind, target)`` pairs of different pages become one object:
-    a vault links to the same pages again and again (87,614 pairs, 20,275 distinct, at 10,000
-    pages: 3.8 MB). ``region``: the out-of-line region of the record's chunk, for a record
+    (share one per load; without one, each page keeps its own once read), and so are its
+    link targets (``link_kinds``: with ``unpacked.pairs``, equal ``(kind, target)`` pairs of
+    different pages become one object; a vault links to the same pages again and again:
+    87,614 pairs, 20,275 distinct, at 10,000 pages: 3.8 MB). ``region``: the out-of-line region of the record's chunk, for a record
     made by ``ChunkBuilder`` (its body and heavy blob are there); a lazy region leaves them
     there, read when used (``BodyRegion``). ``into``: a page of a ``LazyChunk`` to fill."""
     page = _new(CompactPage) if into is None else into
@@ -247,11 +266,7 @@ def decode_page(
     else:
         _set_body_text(page, region.text_at(ref, record[0]))
         _set_heavy(page, region.part(ref, _HEAVY_PART, record[0]))
-    targets = record[11]
-    if shared is not None and targets:
-        setdefault = shared.setdefault
-        targets = tuple([setdefault(pair, pair) for pair in targets])
-    _set_targets(page, targets)
+    _set_targets(page, record[11])
     _set_piped(page, record[12])
     _set_flags(page, record[14])
     _set_unpacked(page, unpacked if unpacked is not None else Unpacked(1))
@@ -794,7 +809,7 @@ class LazyChunk:
                     p, f = record_at(self._index, i, self._region)
                     if p[0] != _get_path(page):
                         raise ValueError("a record of another page")
-                    decode_page(p, self._unpacked, self._shared, self._region, into=page)
+                    decode_page(p, self._unpacked, self._region, into=page)
                     decode_fields(f, self._shared, self._region, p[0], into=fields)
                 except Exception:  # noqa: BLE001 - damaged or unreadable: the page is parsed again
                     self._parsed_again(page, fields)

@@ -369,16 +369,24 @@ class Decoder:
     def __init__(self, root: str = "", label_first: bool = False) -> None:
         self.unpacked = Unpacked()
         self.shared: dict[Any, Any] = {}
+        self.unpacked.pairs = self.shared  # (until the load ends: ``done``)
         self.recent = RecentBodies()
         self.root, self.label_first = root, label_first
         self.bodies: BodyFile | None = None  # the index file read, once a chunk of it is decoded
         self.raw = b""  # the records of the chunk ``stored`` read last, as checked
         self.written_file: BodyFile | None = None  # the index file being written (``written``)
 
+    def done(self) -> None:
+        """The load is over: its table of shared values is let go (the chunks not decoded yet
+        hold it; decoded, it goes with them), and a page's link targets first read from now on
+        are its own (``compact.link_kinds``)."""
+        self.shared = {}
+        self.unpacked.pairs = None
+
     def plain(self, records: list[Any]) -> Pairs:
         """The pages and fields of ``names_group``'s plain records (each holding its own body)."""
         unpacked, shared = self.unpacked, self.shared
-        return [(decode_page(p, unpacked, shared), decode_fields(f, shared, None, p[0])) for p, f in records]
+        return [(decode_page(p, unpacked), decode_fields(f, shared, None, p[0])) for p, f in records]
 
     def records(self, blob: bytes, keep: Sequence[int] | None = None) -> tuple[Pairs, list[Any]]:
         """The pages and fields of one whole chunk (a parse group's: bodies decoded at once; with
@@ -439,7 +447,7 @@ class Decoder:
         todo = keep if keep is not None else range(index_entries(index))
         records = [record_at(index, i, source) for i in todo]
         unpacked, shared = self.unpacked, self.shared
-        return [(decode_page(p, unpacked, shared, region), decode_fields(f, shared, region, p[0])) for p, f in records], records
+        return [(decode_page(p, unpacked, region), decode_fields(f, shared, region, p[0])) for p, f in records], records
 
     def _damaged(self, path: str) -> Page:
         """The page at ``path`` parsed again, when the index file's copy of a part of it is
@@ -878,7 +886,7 @@ def _load_unchecked(root: str, stored: CacheFile, progress: Callable[[int, int],
         log.info("vaultlens index not used as stored: %s", exc)
         return None
     del pairs_all
-    decoder.shared = {}
+    decoder.done()
     if progress is not None:
         progress(len(paths), len(paths))
     listing = Listing(tuple(sorted(paths)), ())
@@ -1156,7 +1164,7 @@ def _load(root: str, listing: Listing, stored: CacheFile | None, candidates: lis
         except ValueError as exc:  # an index marshal cannot write: store the pages only
             log.info("vaultlens index snapshot not stored: %s", exc)
         release_free_memory()  # and what the pieces left
-    decoder.shared = {}  # the chunks not decoded yet hold the table; decoded, it is dropped with them
+    decoder.done()
     return LoadedVault(vault, listing, from_cache, parsed, changed, stored.path if stored else None, writer, scan_ns)
 
 

@@ -24,7 +24,8 @@ from vaultkit import vault_state, write_vault
 from vaultlens.engine import cache, scan
 from vaultlens.engine.cache import CacheOptions, cache_paths, open_cache
 from vaultlens.engine.compact import (
-    CompactPage, LazyFields, Unpacked, decode_fields, decode_page, encode_fields, encode_page,
+    CompactPage, LazyFields, Unpacked, decode_fields, decode_page, encode_fields, encode_page, link_kinds,
+    piped_links,
 )
 from vaultlens.engine.fields import page_fields
 from vaultlens.engine.model import Page
@@ -88,6 +89,28 @@ def test_a_decoded_record_is_the_page_it_was_encoded_from():
     for page in pages:
         fields = page_fields(page)
         assert decode_fields(marshal.loads(marshal.dumps(encode_fields(fields))), {}) == fields
+
+
+def test_link_targets_are_unmarshalled_when_first_read_and_shared_while_the_load_lasts():
+    """A record holds a page's link targets and piped links marshalled (a request seldom reads
+    them, and they were half of what a record took to decode): ``link_kinds`` and
+    ``piped_links`` give what the page itself gives, and equal pairs of two pages decoded in one
+    load become one object while its table lasts (``Unpacked.pairs``)."""
+    pages = [p for p in load_pages(str(EXAMPLES), list_pages(str(EXAMPLES)).paths) if link_kinds(p)]
+    unpacked = Unpacked()
+    unpacked.pairs = {}
+    compact = [decode_page(marshal.loads(marshal.dumps(encode_page(p))), unpacked) for p in pages]
+    assert all(type(c._targets) is bytes for c in compact)  # not unmarshalled with the record
+    for page, c in zip(pages, compact):
+        assert link_kinds(c) == link_kinds(page) and link_kinds(c) is link_kinds(c)  # made once
+        assert piped_links(c) == piped_links(page)
+    pairs = [pair for c in compact for pair in link_kinds(c)]
+    assert len(pairs) > len({*pairs})  # a pair more than one page has ...
+    assert len({id(pair) for pair in pairs}) == len({*pairs})  # ... is one object
+    alone = Unpacked()  # after the load: each page's own
+    again = [decode_page(marshal.loads(marshal.dumps(encode_page(p))), alone) for p in pages]
+    assert [link_kinds(c) for c in again] == [link_kinds(p) for p in pages]
+    assert not any(c._piped for c in again if not piped_links(c))  # none: no blob either
 
 
 def test_path_index_changes_fold_into_its_tuples():
