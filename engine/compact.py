@@ -40,7 +40,7 @@ from .pathindex import part_digest as body_digest  # what a record holds to chec
 from .fields import BodyCounts, PageFields
 from .model import Heading, Link, Page, Problem, Span, Tag, fast_constructor
 
-RECORD_VERSION = 8  # bump when the layout below changes
+RECORD_VERSION = 9  # bump when the layout below changes
 MARSHAL_VERSION = 4
 
 _HEAVY = ("links", "edges", "headings", "blocks", "inline_tags", "problems", "meta")
@@ -289,9 +289,11 @@ def _heavy_blob(page: CompactPage) -> bytes:
 #
 # A stored chunk is ``[index length: 8 bytes][index][region]``. The region holds, page after
 # page, the body (UTF-8), the heavy blob (links, headings...: ``encode_page``), the body counts
-# blob (``encode_fields``) and then the page's record itself (its ``(page record, fields
-# record)`` marshalled alone). A record holds, instead of the three parts, one ``ref``: where
-# they are in the region and the SHA-256 (16 bytes) of each. The index holds, per page in
+# blob (``encode_fields``) and then the page's record itself: the length of its fields record,
+# the fields record and the page record, each marshalled alone (``_record_data``: ranking bounds
+# thousands of pages by their fields and reads few of the pages themselves). A record holds,
+# instead of the three parts, one ``ref``: where they are in the region and the SHA-256 (16
+# bytes) of each. The index holds, per page in
 # manifest order, where its record is and the SHA-256 of it (``_ENTRY``). The index file's tag
 # covers the head and the index only (28 bytes a page): a warm start neither reads, hashes nor
 # unmarshals the region, and a page is decoded alone when first read (its record read with one
@@ -302,6 +304,7 @@ _CHUNK_HEAD = struct.Struct("<Q")
 CHUNK_HEAD = _CHUNK_HEAD.size
 _REF = struct.Struct("<QIII16s16s16s")  # offset in the region; body, heavy, counts lengths; digests
 _ENTRY = struct.Struct("<QI16s")  # a page's record: offset in the region, length, digest
+_SPLIT = struct.Struct("<I")  # at the head of a page's record: the length of its fields record
 _BODY_PART, _HEAVY_PART, _COUNTS_PART = 0, 1, 2
 
 
@@ -342,11 +345,20 @@ def index_entries(index: bytes | memoryview) -> int:
 def record_at(index: bytes | memoryview, i: int, region: BodyRegion) -> tuple[Any, Any]:
     """The ``(page record, fields record)`` of entry ``i`` of a chunk's ``index``, read from
     its ``region`` and checked against the index's digest (ValueError when it does not match)."""
+    data, n = _record_data(index, i, region)
+    return marshal.loads(data[_SPLIT.size + n :]), marshal.loads(data[_SPLIT.size : _SPLIT.size + n])
+
+
+def _record_data(index: bytes | memoryview, i: int, region: BodyRegion) -> tuple[memoryview, int]:
+    """Entry ``i``'s record as stored, checked as ``record_at`` does, and the length of its
+    fields record (after ``_SPLIT``; the page record follows it)."""
     offset, length, digest = _ENTRY.unpack_from(index, i * _ENTRY.size)
-    data = region.raw(offset, length)
+    data = memoryview(region.raw(offset, length))
     if not region.trusted and (len(data) != length or body_digest(data) != digest):
         raise ValueError("a stored record does not match its chunk's index")
-    return marshal.loads(data)
+    if len(data) < _SPLIT.size or _SPLIT.size + _SPLIT.unpack_from(data)[0] > len(data):
+        raise ValueError("a stored record of broken length")
+    return data, _SPLIT.unpack_from(data)[0]
 
 
 class ChunkBuilder:
@@ -367,9 +379,9 @@ class ChunkBuilder:
 
     def _add(self, record, fields, body, heavy, counts, *digests) -> None:  # noqa: ANN001
         ref = _REF.pack(self._size, len(body), len(heavy), len(counts), *digests)
-        pair = ((*record[:_BODY_AT], ref, *record[_BODY_AT + 1 : 13], None, *record[14:]),
-                (*fields[:_BODY], ref, *fields[_BODY + 1 :]))
-        data = marshal.dumps(pair, MARSHAL_VERSION)
+        page = (*record[:_BODY_AT], ref, *record[_BODY_AT + 1 : 13], None, *record[14:])
+        fields_data = marshal.dumps((*fields[:_BODY], ref, *fields[_BODY + 1 :]), MARSHAL_VERSION)
+        data = b"".join((_SPLIT.pack(len(fields_data)), fields_data, marshal.dumps(page, MARSHAL_VERSION)))
         at = self._size + len(body) + len(heavy) + len(counts)
         self._index.append(_ENTRY.pack(at, len(data), body_digest(data)))
         self._parts += (body, heavy, counts, data)
@@ -720,7 +732,7 @@ class LazyFields(PageFields):
             chunk = _get_fields_chunk(self)
         except AttributeError:
             raise AttributeError(name) from None
-        chunk.fill(_get_fields_at(self))
+        chunk.fill_fields(_get_fields_at(self))
         return object.__getattribute__(self, name)
 
     def __eq__(self, other: object) -> bool:
@@ -752,13 +764,15 @@ class LazyChunk:
     A warm start makes, per stored page, a ``CompactPage`` holding only its path and a
     ``LazyFields`` holding nothing (a few hundred bytes a page, from the index file's
     manifest), and decodes no record. Reading anything else of either goes through their
-    ``__getattr__`` (an unset slot) to ``fill(i)``: that page's record is read from the index
-    file (one ``os.pread``), checked against the digest the chunk's tagged index holds (read
-    at the start and kept: 28 bytes a page, so a file changed since the start is never
-    believed) and decoded into those very objects, under the chunk's lock, so another thread
-    sees each slot unset or final. A query that touches a few thousand pages of 100,000
-    decodes those, not every chunk they are in. When the record cannot be had or does not
-    match, ``damaged(path)`` gives the page parsed again instead.
+    ``__getattr__`` (an unset slot) to ``fill(i)`` (the page, and its fields if they are not
+    yet) or ``fill_fields(i)`` (the fields alone: ranking bounds thousands of pages by their
+    fields and reads few of the pages, each half the record): that page's record is read from
+    the index file (one ``os.pread``), checked against the digest the chunk's tagged index
+    holds (read at the start and kept: 28 bytes a page, so a file changed since the start is
+    never believed) and the part asked for decoded into those very objects, under the chunk's
+    lock, so another thread sees each slot unset or final. A query that touches a few thousand
+    pages of 100,000 decodes those, not every chunk they are in. When the record cannot be had
+    or does not match, ``damaged(path)`` gives the page parsed again instead (page and fields).
     """
 
     __slots__ = ("_index", "_region", "_entries", "_left", "_lock", "_unpacked", "_shared", "_damaged")
@@ -792,7 +806,14 @@ class LazyChunk:
         return [entry for entry in self._entries or () if entry is not None]
 
     def fill(self, i: int) -> None:
-        """Decode page ``i`` of the chunk into its page and fields (once)."""
+        """Decode page ``i`` of the chunk into its page, and its fields if they are not yet (once)."""
+        self._fill(i, True)
+
+    def fill_fields(self, i: int) -> None:
+        """Decode the fields of page ``i`` alone (once); the page waits for its first read."""
+        self._fill(i, False)
+
+    def _fill(self, i: int, page_too: bool) -> None:
         with self._lock:
             entries = self._entries
             if entries is None:
@@ -801,20 +822,36 @@ class LazyChunk:
             if entry is None:
                 return
             page, fields = entry
+            try:
+                _get_fields_chunk(fields)
+                fields_too = True
+            except AttributeError:  # decoded before, alone
+                fields_too = False
+            if not (page_too or fields_too):
+                return
             # dozens of objects that all live on: no collection can free any, and none should
             # walk them later (decoded during requests, they filled the youngest generation: its
             # next collection, in whatever request came then, took ~20 ms at 10,000 pages)
             with collector_paused():
                 try:
-                    p, f = record_at(self._index, i, self._region)
-                    if p[0] != _get_path(page):
-                        raise ValueError("a record of another page")
-                    decode_page(p, self._unpacked, self._region, into=page)
-                    decode_fields(f, self._shared, self._region, p[0], into=fields)
+                    data, n = _record_data(self._index, i, self._region)
+                    path = _get_path(page)
+                    if page_too:
+                        p = marshal.loads(data[_SPLIT.size + n :])
+                        if p[0] != path:
+                            raise ValueError("a record of another page")
+                        decode_page(p, self._unpacked, self._region, into=page)
+                    if fields_too:
+                        f = marshal.loads(data[_SPLIT.size : _SPLIT.size + n])
+                        decode_fields(f, self._shared, self._region, path, into=fields)
                 except Exception:  # noqa: BLE001 - damaged or unreadable: the page is parsed again
                     self._parsed_again(page, fields)
+                    page_too, fields_too = True, True
+                if fields_too:
+                    _del_fields_chunk(fields)
+                if not page_too:
+                    return
                 _del_page_chunk(page)
-                _del_fields_chunk(fields)
                 entries[i] = None
                 self._left -= 1
                 if not self._left:  # every page decoded: what they shared is theirs alone now

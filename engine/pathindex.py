@@ -289,6 +289,11 @@ class PathIndex(Mapping[str, tuple[str, ...]]):
             found = self._tuples[key] = self._unpacked(found)
         return found
 
+    def packed_keys(self) -> list[str]:
+        """The keys whose paths are still packed or in the index file, in key order (``get``
+        unpacks one and keeps it)."""
+        return sorted(key for key, found in self._tuples.items() if type(found) is not tuple)
+
     def peek(self, key: str, default=None):  # noqa: ANN001, ANN201 - as ``get``
         """``get`` without keeping what it unpacks: for a reader that looks once and keeps its
         own answer (a key left packed or stored stays so, and costs no tuple)."""
@@ -408,7 +413,7 @@ def _deferring(name: str) -> None:
 
 
 for _name in ("packed", "_settle", "_unpacked", "_tuple", "add", "discard", "settled", "_fold", "count",
-              "get", "peek", "__getitem__",
+              "get", "peek", "packed_keys", "__getitem__",
               "__contains__", "__iter__", "__len__", "__repr__", "keys", "items", "values", "__eq__"):
     _deferring(_name)
 

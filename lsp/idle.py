@@ -2,11 +2,13 @@
 
 After the start-up scan the server has work no request is waiting for: pushing every page's
 diagnostics (``features/diagnostics.py``), and reading the stored indexes, restoring the stored
-links and decoding what ranking reads of each page (``prepare_vault``, ``Vault.prepare_index``,
-``Vault.prepare_links``, ``Vault.prepare``: a warm start leaves each stored index, link part and
-page as stored until first read, which the first requests after a start would otherwise pay
-for), and making the converter's hooks for the protocol's messages (``prepare_protocol``:
-cattrs makes a message class's hook when its first message is read or written). Such work runs
+links, unpacking the name indexes' keys, decoding what ranking reads of each page and then the
+page (``prepare_vault``, ``Vault.prepare_index``, ``Vault.prepare_links``, ``Vault.prepare_key``,
+``Vault.prepare``, ``Vault.prepare_page``: a warm start leaves each stored index, link part, key
+and page as stored until first read, which the first requests after a start would otherwise pay
+for), and making the converter's hooks for the
+protocol's messages (``prepare_protocol``: cattrs makes a message class's hook when its first
+message is read or written). Such work runs
 in slices of at most ``SLICE`` seconds and pauses at once when a message is waiting
 (``VaultServer.input_pending``), so a request that arrives meanwhile waits for one page's work
 at most. The diagnostics push also waits until the client has been quiet for ``IDLE`` seconds
@@ -28,12 +30,13 @@ Must not: decide what the work is; it only schedules it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 import time
 from collections.abc import Callable, Iterator
 
-from vaultlens.engine.vault import REQUESTED_INDEXES
+from vaultlens.engine.vault import PREPARED_KEYS, REQUESTED_INDEXES
 
 from .server import SENT, TYPING, VaultServer, VaultState
 
@@ -78,11 +81,11 @@ def _is_quiet(ls: VaultServer, seconds: float) -> bool:
 
 async def prepare_vault(ls: VaultServer, state: VaultState) -> None:
     """Read the stored indexes (``Vault.prepare_index``), restore the stored links part by part
-    (``Vault.prepare_links``), then decode what ranking reads of every page (``Vault.prepare``),
-    page by page, while the client is quiet: no message for
-    ``PREPARE_QUIET`` seconds (``read_quiet`` before an index read, which cannot be cut), none
-    waiting and no request running; stops when the vault is swapped for another (a re-index
-    prepares its own).
+    (``Vault.prepare_links``), then unpack every key of the name indexes (``Vault.prepare_key``),
+    decode what ranking reads of every page (``Vault.prepare``), page by page, and every page
+    itself (``Vault.prepare_page``), while the client is quiet: no message for ``PREPARE_QUIET``
+    seconds (``read_quiet`` before an index read, which cannot be cut), none waiting and no
+    request running; stops when the vault is swapped for another (a re-index prepares its own).
 
     Only then: a client that sends its next request as soon as it has the last answer (a
     benchmark, a script, someone holding a key down) would otherwise meet a slice begun in the
@@ -92,7 +95,6 @@ async def prepare_vault(ls: VaultServer, state: VaultState) -> None:
     yet decodes it itself, and answers the same."""
     vault = state.vault
     paths = vault.sorted_paths()
-    done = 0
     try:
         # first the stored indexes a request would read on first use, one alone each time,
         # smallest first: a read cannot be cut (the body postings' keys take ~40 ms at 100,000
@@ -114,19 +116,37 @@ async def prepare_vault(ls: VaultServer, state: VaultState) -> None:
             while more and time.perf_counter() < deadline and not ls.input_pending():
                 more = vault.prepare_links()
             await asyncio.sleep(0)
-        while done < len(paths):
-            if not await _quiet_for(ls, state, vault, PREPARE_QUIET):
+        # then every key of the name indexes (a partial term reads up to 500 of them), what
+        # ranking reads of every page (its fields: thousands bounded per query), and every page
+        # itself (a query reads those it scores and answers with: tens)
+        for name in PREPARED_KEYS:
+            keys = vault.packed_keys(name)
+            if not await _each(ls, state, vault, keys, functools.partial(vault.prepare_key, name)):
                 return
-            deadline = time.perf_counter() + SLICE
-            # (no ``time.sleep(0)`` between pages to hand the interpreter lock to the stdin
-            # reader: on Linux it sleeps for the timer slack, ~80 us, three times what a page
-            # takes; a reader waiting for the lock gets it within the switch interval anyway)
-            while done < len(paths) and time.perf_counter() < deadline and not ls.input_pending():
-                vault.prepare(paths[done])
-                done += 1
-            await asyncio.sleep(0)
+        for prepare in (vault.prepare, vault.prepare_page):
+            if not await _each(ls, state, vault, paths, prepare):
+                return
     except Exception:  # noqa: BLE001 - an optimisation: failing must not take the server down
         log.exception("preparing the vault's pages failed")
+
+
+async def _each(ls: VaultServer, state: VaultState, vault: object, items: list[str], step: Callable[[str], object]
+                ) -> bool:
+    """``step`` each of ``items``, in slices of ``SLICE`` seconds while the client is quiet
+    (``PREPARE_QUIET``); False when ``vault`` is no longer ``state``'s live one meanwhile."""
+    done = 0
+    while done < len(items):
+        if not await _quiet_for(ls, state, vault, PREPARE_QUIET):
+            return False
+        deadline = time.perf_counter() + SLICE
+        # (no ``time.sleep(0)`` between items to hand the interpreter lock to the stdin reader:
+        # on Linux it sleeps for the timer slack, ~80 us, more than a page takes; a reader
+        # waiting for the lock gets it within the switch interval anyway)
+        while done < len(items) and time.perf_counter() < deadline and not ls.input_pending():
+            step(items[done])
+            done += 1
+        await asyncio.sleep(0)
+    return True
 
 
 async def _quiet_for(ls: VaultServer, state: VaultState | None, vault: object, seconds: float) -> bool:

@@ -337,14 +337,34 @@ def test_records_changed_after_the_start_are_not_believed(vault, options):
 
 
 @pytest.mark.timeout(120)
-def test_a_warm_start_decodes_only_the_pages_that_are_read(vault, options):
-    from vaultlens.engine.compact import _get_page_chunk
+def test_a_record_changed_after_the_start_is_not_believed_when_only_its_fields_are_read(vault, options):
+    from vaultlens.engine.compact import _ENTRY
 
-    def waiting(v) -> list[str]:  # pages whose stored record is not decoded yet
+    load(vault, options)
+    path = Path(cache_paths(str(vault), options)[0])
+    stored = open_cache([str(path)])
+    chunk = stored.chunks[0]
+    raw, base = stored.read_records(chunk)
+    stored.close()
+    offset, length, _digest = _ENTRY.unpack_from(raw, 0)
+    warm = load(vault, options).vault
+    _flip_in_place(path, base + offset + length // 2)  # the first page's record
+    expected = fresh(vault)
+    first = chunk.paths[0]
+    assert warm.fields[first] == expected.fields[first]  # its fields first: parsed again, page and all
+    assert warm.pages[first] == expected.pages[first]
+    assert vault_state(warm) == vault_state(expected)
+
+
+@pytest.mark.timeout(120)
+def test_a_warm_start_decodes_only_the_pages_that_are_read(vault, options):
+    from vaultlens.engine.compact import _get_fields_chunk, _get_page_chunk
+
+    def waiting(v, get=_get_page_chunk, of="pages") -> list[str]:  # pages (or fields) not decoded yet
         out = []
         for path in v.sorted_paths():
             try:
-                _get_page_chunk(v.pages[path])
+                get(getattr(v, of)[path])
             except AttributeError:
                 continue
             out.append(path)
@@ -353,11 +373,18 @@ def test_a_warm_start_decodes_only_the_pages_that_are_read(vault, options):
     load(vault, options)
     warm = load(vault, options).vault
     paths = warm.sorted_paths()
-    assert len(paths) > 2 and waiting(warm) == paths
+    assert len(paths) > 3 and waiting(warm) == paths == waiting(warm, _get_fields_chunk, "fields")
     assert warm.pages[paths[1]].title == fresh(vault).pages[paths[1]].title
     assert waiting(warm) == [paths[0], *paths[2:]]  # its chunk's other pages are left as they are
+    assert waiting(warm, _get_fields_chunk, "fields") == [paths[0], *paths[2:]]  # a page's fields come with it
+    # the fields alone (what ranking bounds most pages by): the page waits for a read of its own
     assert warm.fields[paths[0]] == fresh(vault).fields[paths[0]]
+    assert waiting(warm) == [paths[0], *paths[2:]] and waiting(warm, _get_fields_chunk, "fields") == paths[2:]
+    assert warm.pages[paths[0]] == fresh(vault).pages[paths[0]]
     assert waiting(warm) == paths[2:]
+    assert warm.fields[paths[2]].title_set == fresh(vault).fields[paths[2]].title_set
+    assert warm.pages[paths[2]].body == fresh(vault).pages[paths[2]].body  # the rest, once its fields are in
+    assert waiting(warm) == paths[3:]
     assert vault_state(warm) == vault_state(fresh(vault))
 
 

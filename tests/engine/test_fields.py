@@ -59,7 +59,7 @@ def test_packed_body_counts_unpack_on_first_read_and_answer_the_same(words):
 
 def test_prepare_decodes_a_warm_loaded_page_ahead_of_a_query_and_changes_no_answer(tmp_path):
     from vaultlens.engine.cache import LAZY_BODIES, CacheOptions
-    from vaultlens.engine.compact import LazyFields, _get_fields_chunk
+    from vaultlens.engine.compact import LazyFields, _get_fields_chunk, _get_page_chunk
     from vaultlens.engine.query import parse_query
     from vaultlens.engine.scan import load_vault
     from vaultlens.engine.search import rank
@@ -87,11 +87,26 @@ def test_prepare_decodes_a_warm_loaded_page_ahead_of_a_query_and_changes_no_answ
 
     vault = load_vault(str(tmp_path), cache=options).vault
     assert waiting(vault) == vault.sorted_paths()  # a warm start decodes nothing
+    def pages_waiting(vault) -> list[str]:  # pages whose own record is not decoded yet
+        out = []
+        for path in vault.sorted_paths():
+            try:
+                _get_page_chunk(vault.pages[path])
+            except AttributeError:
+                continue
+            out.append(path)
+        return out
+
     for path in vault.sorted_paths():
         vault.prepare(path)
     assert waiting(vault) == []
+    assert pages_waiting(vault) == vault.sorted_paths()  # the fields alone: what ranking bounds pages by
+    for path in vault.sorted_paths():
+        vault.prepare_page(path)
+    assert pages_waiting(vault) == []
     assert [(h.page.path, h.score) for h in rank(vault, parse_query("garden river", limit=5), 5)[0]] == before
     vault.prepare("no/such/page.md")  # nothing to do, no error
+    vault.prepare_page("no/such/page.md")
 
 
 def test_prepare_index_reads_a_warm_loaded_index_ahead_of_a_query_and_changes_no_answer(tmp_path):

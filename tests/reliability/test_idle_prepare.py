@@ -93,6 +93,43 @@ async def test_a_short_pause_reads_the_small_stored_indexes_and_a_busy_client_no
         task.cancel()
 
 
+async def test_a_pause_then_unpacks_the_name_keys_and_decodes_every_page_fields_first(warm_vault, monkeypatch):
+    from vaultlens.engine.compact import _get_fields_chunk, _get_page_chunk
+    from vaultlens.engine.vault import PREPARED_KEYS
+
+    def waiting(get, of) -> list[str]:  # pages (or fields) still as stored
+        out = []
+        for path in warm_vault.sorted_paths():
+            try:
+                get(of[path])
+            except AttributeError:
+                continue
+            out.append(path)
+        return out
+
+    paths = warm_vault.sorted_paths()
+    for name in PREPARED_KEYS:
+        warm_vault.prepare_index(name)
+        assert warm_vault.packed_keys(name)  # a warm start leaves them packed
+    seen: list[tuple[str, object]] = []  # (step, fields and pages still waiting then)
+    for step in ("prepare_key", "prepare", "prepare_page"):
+        method = getattr(warm_vault, step)
+
+        def spy(*args, step=step, method=method):  # noqa: ANN002, ANN202
+            if not seen or seen[-1][0] != step:
+                seen.append((step, (len(waiting(_get_fields_chunk, warm_vault.fields)),
+                                    len(waiting(_get_page_chunk, warm_vault.pages)))))
+            return method(*args)
+
+        monkeypatch.setattr(warm_vault, step, spy)
+    monkeypatch.setattr(idle, "PAUSE", 0.001)
+    await asyncio.wait_for(idle.prepare_vault(_Server(quiet=idle.IDLE), _State(warm_vault)), 5)  # type: ignore[arg-type]
+    assert [step for step, _ in seen] == ["prepare_key", "prepare", "prepare_page"]
+    assert dict(seen)["prepare_page"] == (0, len(paths))  # every page's fields first, then the pages
+    assert all(not warm_vault.packed_keys(name) for name in PREPARED_KEYS)
+    assert waiting(_get_fields_chunk, warm_vault.fields) == waiting(_get_page_chunk, warm_vault.pages) == []
+
+
 async def test_a_large_index_waits_for_a_longer_pause(warm_vault, monkeypatch):
     monkeypatch.setattr(idle, "PAUSE", 0.001)
     largest = max(REQUESTED_INDEXES, key=warm_vault.unread_index)
