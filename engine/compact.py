@@ -249,9 +249,10 @@ def decode_page(
     (share one per load; without one, each page keeps its own once read), and so are its
     link targets (``link_kinds``: with ``unpacked.pairs``, equal ``(kind, target)`` pairs of
     different pages become one object; a vault links to the same pages again and again:
-    87,614 pairs, 20,275 distinct, at 10,000 pages: 3.8 MB). ``region``: the out-of-line region of the record's chunk, for a record
-    made by ``ChunkBuilder`` (its body and heavy blob are there); a lazy region leaves them
-    there, read when used (``BodyRegion``). ``into``: a page of a ``LazyChunk`` to fill."""
+    87,614 pairs, 20,275 distinct, at 10,000 pages: 3.8 MB). ``region``: the out-of-line
+    region of the record's chunk, for a record made by ``ChunkBuilder`` (its body and heavy
+    blob are there); a lazy region leaves them there, read when used (``BodyRegion``).
+    ``into``: a page of a ``LazyChunk`` to fill."""
     page = _new(CompactPage) if into is None else into
     for setter, value in zip(_LIGHT_SETTERS, record):
         setter(page, value)
@@ -293,12 +294,12 @@ def _heavy_blob(page: CompactPage) -> bytes:
 # the fields record and the page record, each marshalled alone (``_record_data``: ranking bounds
 # thousands of pages by their fields and reads few of the pages themselves). A record holds,
 # instead of the three parts, one ``ref``: where they are in the region and the SHA-256 (16
-# bytes) of each. The index holds, per page in
-# manifest order, where its record is and the SHA-256 of it (``_ENTRY``). The index file's tag
-# covers the head and the index only (28 bytes a page): a warm start neither reads, hashes nor
-# unmarshals the region, and a page is decoded alone when first read (its record read with one
-# ``os.pread`` and checked against the digest in the tagged index), its parts when used
-# (checked against the digests in the record), so every byte is exactly as trusted as the tag.
+# bytes) of each. The index holds, per page in manifest order, where its record is and the
+# SHA-256 of it (``_ENTRY``). The index file's tag covers the head and the index only (28 bytes
+# a page): a warm start neither reads, hashes nor unmarshals the region, and a page is decoded
+# alone when first read (its record read with one ``os.pread`` and checked against the digest
+# in the tagged index), its parts when used (checked against the digests in the record), so
+# every byte is exactly as trusted as the tag.
 
 _CHUNK_HEAD = struct.Struct("<Q")
 CHUNK_HEAD = _CHUNK_HEAD.size
@@ -356,9 +357,10 @@ def _record_data(index: bytes | memoryview, i: int, region: BodyRegion) -> tuple
     data = memoryview(region.raw(offset, length))
     if not region.trusted and (len(data) != length or body_digest(data) != digest):
         raise ValueError("a stored record does not match its chunk's index")
-    if len(data) < _SPLIT.size or _SPLIT.size + _SPLIT.unpack_from(data)[0] > len(data):
+    n = _SPLIT.unpack_from(data)[0] if len(data) >= _SPLIT.size else -1
+    if not 0 <= n <= len(data) - _SPLIT.size:
         raise ValueError("a stored record of broken length")
-    return data, _SPLIT.unpack_from(data)[0]
+    return data, n
 
 
 class ChunkBuilder:

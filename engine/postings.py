@@ -249,9 +249,10 @@ class SearchIndex:
         for token in after - before:
             if self.name_postings.add(token, path):
                 bisect.insort(names, token)
-        firsts = first_tokens(old) if old is not None else frozenset(), first_tokens(new) if new is not None else frozenset()
-        move_keys(self.first_postings, path, *firsts)
-        if before != after or firsts[0] != firsts[1]:  # what a kept prefix answer was made from
+        first_before = first_tokens(old) if old is not None else frozenset()
+        first_after = first_tokens(new) if new is not None else frozenset()
+        move_keys(self.first_postings, path, first_before, first_after)
+        if before != after or first_before != first_after:  # what a kept prefix answer was made from
             self._renamed += 1
             self._prefixes.clear()
         old_keys = (*_meta_tokens(old), *_repeated(old)) if old is not None else _NO_KEYS

@@ -31,8 +31,8 @@ from .postings import PREFIX_TOKENS, SearchIndex
 from .vocabulary import EMPTY, Vocabulary
 
 __all__ = [
-    "INDEX_NAMES", "PREFIX_TOKENS", "PREPARED_KEYS", "REQUESTED_INDEXES", "TYPED_EDGES", "UNRESOLVED", "PageStore", "PathIndex",
-    "Resolution", "Vault", "index_part", "link_keys",
+    "INDEX_NAMES", "PREFIX_TOKENS", "PREPARED_KEYS", "REQUESTED_INDEXES", "TYPED_EDGES", "UNRESOLVED", "PageStore",
+    "PathIndex", "Resolution", "Vault", "index_part", "link_keys",
 ]
 
 _TITLES = "title_keys"  # the snapshot entry of every page's title casefolded (``PageStore.title_key``)

@@ -6,10 +6,9 @@ links, unpacking the name indexes' keys, decoding what ranking reads of each pag
 page (``prepare_vault``, ``Vault.prepare_index``, ``Vault.prepare_links``, ``Vault.prepare_key``,
 ``Vault.prepare``, ``Vault.prepare_page``: a warm start leaves each stored index, link part, key
 and page as stored until first read, which the first requests after a start would otherwise pay
-for), and making the converter's hooks for the
-protocol's messages (``prepare_protocol``: cattrs makes a message class's hook when its first
-message is read or written). Such work runs
-in slices of at most ``SLICE`` seconds and pauses at once when a message is waiting
+for), and making the converter's hooks for the protocol's messages (``prepare_protocol``: cattrs
+makes a message class's hook when its first message is read or written). Such work runs in
+slices of at most ``SLICE`` seconds and pauses at once when a message is waiting
 (``VaultServer.input_pending``), so a request that arrives meanwhile waits for one page's work
 at most. The diagnostics push also waits until the client has been quiet for ``IDLE`` seconds
 (no message), or ``STARVE`` seconds at most (a client that never pauses still gets it, a slice

@@ -123,7 +123,8 @@ async def test_a_pause_then_unpacks_the_name_keys_and_decodes_every_page_fields_
 
         monkeypatch.setattr(warm_vault, step, spy)
     monkeypatch.setattr(idle, "PAUSE", 0.001)
-    await asyncio.wait_for(idle.prepare_vault(_Server(quiet=idle.IDLE), _State(warm_vault)), 5)  # type: ignore[arg-type]
+    server = _Server(quiet=idle.IDLE)
+    await asyncio.wait_for(idle.prepare_vault(server, _State(warm_vault)), 5)  # type: ignore[arg-type]
     assert [step for step, _ in seen] == ["prepare_key", "prepare", "prepare_page"]
     assert dict(seen)["prepare_page"] == (0, len(paths))  # every page's fields first, then the pages
     assert all(not warm_vault.packed_keys(name) for name in PREPARED_KEYS)
