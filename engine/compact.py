@@ -24,6 +24,7 @@ record equals the page it was encoded from (``tests/engine/test_cache.py``).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import marshal
 import os
@@ -50,13 +51,15 @@ _COMPARED = tuple(f.name for f in dataclasses.fields(Page) if f.compare)
 _PAGE_FIELDS = tuple(f.name for f in dataclasses.fields(PageFields))
 
 
+@functools.cache
 def schema_version() -> str:
     """A fingerprint of everything a record's meaning depends on.
 
     The record layout, the engine version, the Python version (marshal), the field names of
     every dataclass in a record, and the source of the modules that compute records and the
     index snapshot stored beside them. A change to any of them gives a new fingerprint, so a
-    stored record is never read by code that would have built it differently.
+    stored record is never read by code that would have built it differently. Made once per
+    process: the code running is what it was when first asked, whatever is installed since.
     """
     parts = [f"record {RECORD_VERSION}", f"engine {__version__}", f"python {sys.version_info[:2]}"]
     for cls in (Page, Link, Span, Heading, Tag, Problem, PageFields):

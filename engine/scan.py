@@ -36,7 +36,7 @@ from .cache import (
 )
 from .compact import (
     MARSHAL_VERSION, BodyRegion, ChunkBuilder, LazyChunk, RecentBodies, Unpacked, decode_fields, decode_page, encode_fields,
-    encode_page, index_entries, interned_fields, piped_links, rechunk, record_at, split_chunk,
+    encode_page, index_entries, interned_fields, piped_links, rechunk, record_at, schema_version, split_chunk,
 )
 from .fields import PageFields, page_fields
 from .links import STORED_LINKS
@@ -484,9 +484,13 @@ _WORKER_CODE = f"from {__name__} import serve_worker; serve_worker()"  # the ins
 def serve_worker() -> None:  # pragma: no cover - runs in worker processes
     """A parse worker's loop: length-prefixed ``marshal`` requests on stdin, replies on stdout.
 
-    A request is ``(root, rels, stats, label_first, positions, kind)``; a reply ``(True, records, part,
-    manifest)`` (``parse_group``, or ``names_group`` when ``kind`` is ``"names"``) or ``(False, reason)``. Anything else written to stdout goes to stderr instead, so a stray
-    print can never corrupt a reply (or the JSON-RPC stream of the server that started us).
+    A request is ``(root, rels, stats, label_first, positions, kind, schema)``; a reply ``(True,
+    records, part, manifest)`` (``parse_group``, or ``names_group`` when ``kind`` is ``"names"``)
+    or ``(False, reason)``, also when ``schema`` is not this install's ``schema_version()`` (a
+    parent started before vaultlens was upgraded, or after: its records would not decode there;
+    the parent then parses in-process). Anything else written to stdout goes to stderr instead,
+    so a stray print can never corrupt a reply (or the JSON-RPC stream of the server that
+    started us).
     """
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
@@ -497,10 +501,13 @@ def serve_worker() -> None:  # pragma: no cover - runs in worker processes
             head = inp.read(8)
             if len(head) < 8:
                 return
-            root, rels, stats, label_first, positions, kind = marshal.loads(inp.read(int.from_bytes(head, "little")))
+            request = marshal.loads(inp.read(int.from_bytes(head, "little")))
+            root, rels, stats, label_first, positions, kind, schema = request
         except (OSError, ValueError, EOFError, KeyboardInterrupt):
             os._exit(0)  # the parent is gone (killed, or cut the pipe): nothing to say, nobody to say it to
         try:
+            if schema != schema_version():
+                raise RuntimeError(f"another vaultlens install: index schema {schema_version()}, asked for {schema}")
             group = names_group if kind == "names" else check_group if kind == "check" else parse_group
             reply = marshal.dumps((True, *group(root, rels, stats, label_first, positions)), MARSHAL_VERSION)
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which parses in-process
@@ -590,7 +597,7 @@ def parse_groups(root: str, rels: Sequence[str], stats: dict[str, tuple[int, int
 
     def task(i: int) -> tuple[Any, ...]:
         ids = [position[r] for r in groups[i]] if position is not None else None
-        return (root, groups[i], [stats.get(r) for r in groups[i]], label_first, ids, kind)
+        return (root, groups[i], [stats.get(r) for r in groups[i]], label_first, ids, kind, schema_version())
 
     procs = started if started is not None else start_workers(len(rels), workers)
     failed: list[int] = list(range(len(groups))) if not procs else []
@@ -935,7 +942,7 @@ class _CheckWorker:
         """The worker, started with its request; None when it cannot start."""
         try:
             request = marshal.dumps((root, tuple(exclude), (stored_scan_ns, [chunk.listed.stored() for chunk in chunks]),
-                                     False, None, "check"), MARSHAL_VERSION)
+                                     False, None, "check", schema_version()), MARSHAL_VERSION)
             proc = subprocess.Popen([sys.executable, "-I", "-c", _WORKER_CODE], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=None, close_fds=True)
         except (OSError, ValueError, AttributeError) as exc:

@@ -27,6 +27,7 @@ import pytest
 
 from vaultlens.engine import cache as cache_mod
 from vaultlens.engine.cache import CacheOptions, cache_paths
+from vaultlens.engine.compact import schema_version
 from vaultlens.engine.cli import main
 from vaultlens.engine.fixes import quick_fixes
 from vaultlens.engine.model import Span
@@ -269,9 +270,38 @@ def test_a_parse_worker_whose_parent_died_exits_quietly(tmp_path):
     proc = subprocess.Popen([sys.executable, "-I", "-c", _WORKER_CODE], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()  # the parent is gone: nobody reads the reply
-    request = marshal.dumps((str(vault), ["Home.md", "Garden.md"], [None, None], False))
+    request = marshal.dumps((str(vault), ["Home.md", "Garden.md"], [None, None], False, None, "pages",
+                             schema_version()))
     proc.stdin.write(len(request).to_bytes(8, "little") + request)
     proc.stdin.close()
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)
     assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def _ask_worker(request: tuple) -> tuple:
+    proc = subprocess.Popen([sys.executable, "-I", "-c", _WORKER_CODE], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    data = marshal.dumps(request)
+    out, _ = proc.communicate(len(data).to_bytes(8, "little") + data, timeout=60)
+    return marshal.loads(out[8 : 8 + int.from_bytes(out[:8], "little")])
+
+
+@pytest.mark.timeout(120)
+def test_a_parse_worker_of_another_install_says_so_and_the_pages_are_parsed_here(tmp_path, monkeypatch, caplog):
+    """A server started before vaultlens was upgraded starts its parse workers from the new
+    install: their records would not decode in it. A worker asked for another index schema
+    answers so, and its groups are parsed in-process: the same vault, a warning, no crash."""
+    from vaultlens.engine import scan
+
+    vault = make_vault(tmp_path / "vault", {f"p{i}.md": f"# Page {i}\n\nriver [[p{i + 1}]]\n" for i in range(300)})
+    request = (str(vault), ["p1.md", "p2.md"], [None, None], False, None, "pages")
+    assert _ask_worker((*request, schema_version()))[0] is True  # the same install: records
+    refused = _ask_worker((*request, "an older one"))
+    assert refused[0] is False and "another vaultlens install" in refused[1]
+    expected = load_vault(str(vault), cache=CacheOptions(enabled=False), workers=0).vault
+    monkeypatch.setattr(scan, "schema_version", lambda: "an older one")  # this process is the other install
+    with caplog.at_level(logging.WARNING, logger="vaultlens"):
+        got = load_vault(str(vault), cache=CacheOptions(enabled=False), workers=2).vault
+    assert sum("another vaultlens install" in r.getMessage() for r in caplog.records) >= 1
+    assert sorted(got.pages) == sorted(expected.pages)
+    assert all(got.pages[p] == expected.pages[p] and got.fields[p] == expected.fields[p] for p in expected.pages)
