@@ -850,8 +850,8 @@ class LazyChunk:
                         f = marshal.loads(data[_SPLIT.size : _SPLIT.size + n])
                         decode_fields(f, self._shared, self._region, path, into=fields)
                 except Exception:  # noqa: BLE001 - damaged or unreadable: the page is parsed again
-                    self._parsed_again(page, fields)
-                    page_too, fields_too = True, True
+                    self._parsed_again(page, fields)  # (fields decoded before alone: set again, equal)
+                    page_too = True
                 if fields_too:
                     _del_fields_chunk(fields)
                 if not page_too:

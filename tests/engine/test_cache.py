@@ -357,6 +357,27 @@ def test_a_record_changed_after_the_start_is_not_believed_when_only_its_fields_a
 
 
 @pytest.mark.timeout(120)
+def test_a_record_changed_after_its_fields_were_read_is_not_believed_for_its_page(vault, options):
+    from vaultlens.engine.compact import _ENTRY
+
+    load(vault, options)
+    path = Path(cache_paths(str(vault), options)[0])
+    stored = open_cache([str(path)])
+    chunk = stored.chunks[0]
+    raw, base = stored.read_records(chunk)
+    stored.close()
+    offset, length, _digest = _ENTRY.unpack_from(raw, 0)
+    warm = load(vault, options).vault
+    expected = fresh(vault)
+    first = chunk.paths[0]
+    assert warm.fields[first] == expected.fields[first]  # decoded alone, from the record as stored
+    _flip_in_place(path, base + offset + length // 2)  # then the record changes under it
+    assert warm.pages[first] == expected.pages[first]  # the page: parsed again
+    assert warm.fields[first] == expected.fields[first]
+    assert vault_state(warm) == vault_state(expected)
+
+
+@pytest.mark.timeout(120)
 def test_a_warm_start_decodes_only_the_pages_that_are_read(vault, options):
     from vaultlens.engine.compact import _get_fields_chunk, _get_page_chunk
 
