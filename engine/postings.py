@@ -310,12 +310,13 @@ class SearchIndex:
         return self._kept((True, prefix))
 
     def _kept(self, key: tuple[bool, str]) -> Any:
-        kept = self._prefixes
-        found = kept.pop(key, None)
-        if found is not None:
-            kept[key] = found  # (the most recent last)
-            return found
-        renamed = self._renamed
+        # each answer is kept with the count of renames it was made after: one put back by a
+        # reader on another thread just after a rename cleared them is never believed
+        kept, renamed = self._prefixes, self._renamed
+        entry = kept.pop(key, None)
+        if entry is not None and entry[0] == renamed:
+            kept[key] = entry  # (the most recent last)
+            return entry[1]
         first, prefix = key
         if first:
             tokens = self.name_tokens_with_prefix(prefix, len(self.sorted_name_tokens))
@@ -323,8 +324,8 @@ class SearchIndex:
         else:
             tokens = self.name_tokens_with_prefix(prefix)
             found = _holders(self.name_postings, tokens), len(tokens) >= PREFIX_TOKENS
-        if renamed == self._renamed:  # no page renamed meanwhile (another thread)
-            kept[key] = found
+        if renamed == self._renamed:  # no page renamed meanwhile
+            kept[key] = (renamed, found)
             for stale in list(kept)[:-PREFIXES_KEPT]:
                 kept.pop(stale, None)
         return found

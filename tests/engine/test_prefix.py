@@ -173,6 +173,18 @@ def test_a_prefix_answer_kept_between_queries_follows_every_rename():
     assert typed("ro") == ["Old Rope.md"]
 
 
+def test_a_prefix_answer_put_back_by_a_reader_after_a_rename_is_not_believed():
+    """A reader on another thread takes a kept answer out and puts it back (the most recent
+    last); a rename that clears the answers in between must not leave that one believed."""
+    vault = vault_of({"Rome.md": page("Rome"), "Oslo.md": page("Oslo")})
+    _store, search_index, _links = vault.parts
+    assert vault.prefixed("ro")[0] == {"Rome.md"}
+    entry = search_index._prefixes[(False, "ro")]
+    vault.upsert(parse_page("Oslo.md", page("Rotterdam")))
+    search_index._prefixes[(False, "ro")] = entry  # put back just after the rename cleared them
+    assert vault.prefixed("ro")[0] == {"Rome.md", "Oslo.md"}
+
+
 def test_a_prefix_with_more_name_tokens_than_it_expands_to_says_so():
     from vaultlens.engine.postings import PREFIX_TOKENS
 
