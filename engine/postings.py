@@ -320,10 +320,10 @@ class SearchIndex:
         first, prefix = key
         if first:
             tokens = self.name_tokens_with_prefix(prefix, len(self.sorted_name_tokens))
-            found = _holders(self.first_postings, tokens)
+            found = frozenset(holders(self.first_postings, tokens))
         else:
             tokens = self.name_tokens_with_prefix(prefix)
-            found = _holders(self.name_postings, tokens), len(tokens) >= PREFIX_TOKENS
+            found = frozenset(holders(self.name_postings, tokens)), len(tokens) >= PREFIX_TOKENS
         if renamed == self._renamed:  # no page renamed meanwhile
             kept[key] = (renamed, found)
             for stale in list(kept)[:-PREFIXES_KEPT]:
@@ -344,12 +344,12 @@ class SearchIndex:
         return out
 
 
-def _holders(index: PathIndex, tokens: Iterable[str]) -> frozenset[str]:
-    """The pages filed under any of ``tokens`` in ``index``."""
+def holders(index: Mapping[str, Iterable[str]], words: Iterable[str]) -> set[str]:
+    """The pages that hold any of ``words`` in ``index``."""
     found: set[str] = set()
-    for token in tokens:
-        found.update(index.get(token, ()))
-    return frozenset(found)
+    for word in words:
+        found.update(index.get(word, ()))
+    return found
 
 
 def _repeated(fields: PageFields) -> tuple[set[str], set[str]]:

@@ -28,6 +28,7 @@ from .scoring import (
     NO_BODY, Plan, PostedCounts, TermPlan, TextCounts, bm25_norm, body_components, body_most, counts_of, fixed, head_components, indexed_outside_body, link_prior,
     name_words, prior_points, score_of, starts_with_typed,
 )
+from .postings import holders as _holders  # (``holders`` names a local of top_components)
 from .vault import Vault
 from .weights import (
     BM25_B,
@@ -1123,14 +1124,6 @@ def _names_start(f: PageFields, partial: str) -> bool:
     """Whether a title or alias token of the page starts with ``partial`` (or is it): else the
     page earns neither prefix-term nor prefix-phrase."""
     return any(t.startswith(partial) for t in f.title_set) or any(t.startswith(partial) for t in f.alias_set)
-
-
-def _holders(index: Mapping[str, Iterable[str]], words: Iterable[str]) -> set[str]:
-    """The pages that hold any of ``words`` in ``index``."""
-    found: set[str] = set()
-    for word in words:
-        found.update(index.get(word, ()))
-    return found
 
 
 def starts_typed(f: PageFields, typed: tuple[str, ...]) -> bool:

@@ -33,7 +33,7 @@ import functools
 import gc
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from vaultlens.engine.vault import PREPARED_KEYS, REQUESTED_INDEXES
 
@@ -107,45 +107,20 @@ async def prepare_vault(ls: VaultServer, state: VaultState) -> None:
             vault.prepare_index(name)
         # then where every link resolves, a stored part at a time (~9 ms at 100,000 pages): the
         # first hover, backlink or diagnosis would otherwise restore them all at once (~0.9 s)
-        more = True
-        while more:
-            if not await _quiet_for(ls, state, vault, PREPARE_QUIET):
-                return
-            deadline = time.perf_counter() + SLICE
-            while more and time.perf_counter() < deadline and not ls.input_pending():
-                more = vault.prepare_links()
-            await asyncio.sleep(0)
+        if not await _in_slices(ls, iter(vault.prepare_links, False), state, vault):
+            return
         # then every key of the name indexes (a partial term reads up to 500 of them), what
         # ranking reads of every page (its fields: thousands bounded per query), and every page
         # itself (a query reads those it scores and answers with: tens)
         for name in PREPARED_KEYS:
             keys = vault.packed_keys(name)
-            if not await _each(ls, state, vault, keys, functools.partial(vault.prepare_key, name)):
+            if not await _in_slices(ls, map(functools.partial(vault.prepare_key, name), keys), state, vault):
                 return
         for prepare in (vault.prepare, vault.prepare_page):
-            if not await _each(ls, state, vault, paths, prepare):
+            if not await _in_slices(ls, map(prepare, paths), state, vault):
                 return
     except Exception:  # noqa: BLE001 - an optimisation: failing must not take the server down
         log.exception("preparing the vault's pages failed")
-
-
-async def _each(ls: VaultServer, state: VaultState, vault: object, items: list[str], step: Callable[[str], object]
-                ) -> bool:
-    """``step`` each of ``items``, in slices of ``SLICE`` seconds while the client is quiet
-    (``PREPARE_QUIET``); False when ``vault`` is no longer ``state``'s live one meanwhile."""
-    done = 0
-    while done < len(items):
-        if not await _quiet_for(ls, state, vault, PREPARE_QUIET):
-            return False
-        deadline = time.perf_counter() + SLICE
-        # (no ``time.sleep(0)`` between items to hand the interpreter lock to the stdin reader:
-        # on Linux it sleeps for the timer slack, ~80 us, more than a page takes; a reader
-        # waiting for the lock gets it within the switch interval anyway)
-        while done < len(items) and time.perf_counter() < deadline and not ls.input_pending():
-            step(items[done])
-            done += 1
-        await asyncio.sleep(0)
-    return True
 
 
 async def _quiet_for(ls: VaultServer, state: VaultState | None, vault: object, seconds: float) -> bool:
@@ -177,26 +152,31 @@ async def prepare_protocol(ls: VaultServer, pages: asyncio.Future) -> None:
     left as stored costs every query that reads it, a class without its hook one request."""
     typing_first, rest = ls.protocol.hook_makers(TYPING, SENT)
     try:
-        await _in_slices(ls, typing_first)
+        await _in_slices(ls, (make() for make in typing_first))
         await asyncio.wait([pages])
-        await _in_slices(ls, rest)
+        await _in_slices(ls, (make() for make in rest))
     except Exception:  # noqa: BLE001 - an optimisation: failing must not take the server down
         log.exception("preparing the protocol's messages failed")
 
 
-async def _in_slices(ls: VaultServer, calls: Iterator[Callable[[], object]]) -> None:
-    """Make every one of ``calls``, in slices of ``SLICE`` seconds while the client is quiet
-    (``PREPARE_QUIET``)."""
-    more = True
-    while more:
-        await _quiet_for(ls, None, None, PREPARE_QUIET)
+_DONE = object()
+
+
+async def _in_slices(ls: VaultServer, steps: Iterator[object], state: VaultState | None = None,
+                     vault: object = None) -> bool:
+    """Advance ``steps`` to its end (each ``next`` does one step of the work), in slices of
+    ``SLICE`` seconds while the client is quiet (``PREPARE_QUIET``); False when ``vault`` is no
+    longer ``state``'s live one meanwhile (no ``state``: never)."""
+    while True:
+        if not await _quiet_for(ls, state, vault, PREPARE_QUIET):
+            return False
         deadline = time.perf_counter() + SLICE
+        # (no ``time.sleep(0)`` between steps to hand the interpreter lock to the stdin reader:
+        # on Linux it sleeps for the timer slack, ~80 us, more than a page takes; a reader
+        # waiting for the lock gets it within the switch interval anyway)
         while time.perf_counter() < deadline and not ls.input_pending():
-            call = next(calls, None)
-            if call is None:
-                more = False
-                break
-            call()
+            if next(steps, _DONE) is _DONE:
+                return True
         await asyncio.sleep(0)
 
 

@@ -336,8 +336,9 @@ def test_records_changed_after_the_start_are_not_believed(vault, options):
     assert vault_state(warm.vault) == vault_state(fresh(vault))  # the chunk's pages parsed again
 
 
-@pytest.mark.timeout(120)
-def test_a_record_changed_after_the_start_is_not_believed_when_only_its_fields_are_read(vault, options):
+def _first_record(vault: Path, options: CacheOptions) -> tuple[Path, int, str]:
+    """The vault's index file (stored here), the offset of the middle of its first page's
+    record, and that page's path."""
     from vaultlens.engine.compact import _ENTRY
 
     load(vault, options)
@@ -347,10 +348,15 @@ def test_a_record_changed_after_the_start_is_not_believed_when_only_its_fields_a
     raw, base = stored.read_records(chunk)
     stored.close()
     offset, length, _digest = _ENTRY.unpack_from(raw, 0)
+    return path, base + offset + length // 2, chunk.paths[0]
+
+
+@pytest.mark.timeout(120)
+def test_a_record_changed_after_the_start_is_not_believed_when_only_its_fields_are_read(vault, options):
+    path, at, first = _first_record(vault, options)
     warm = load(vault, options).vault
-    _flip_in_place(path, base + offset + length // 2)  # the first page's record
+    _flip_in_place(path, at)
     expected = fresh(vault)
-    first = chunk.paths[0]
     assert warm.fields[first] == expected.fields[first]  # its fields first: parsed again, page and all
     assert warm.pages[first] == expected.pages[first]
     assert vault_state(warm) == vault_state(expected)
@@ -358,20 +364,11 @@ def test_a_record_changed_after_the_start_is_not_believed_when_only_its_fields_a
 
 @pytest.mark.timeout(120)
 def test_a_record_changed_after_its_fields_were_read_is_not_believed_for_its_page(vault, options):
-    from vaultlens.engine.compact import _ENTRY
-
-    load(vault, options)
-    path = Path(cache_paths(str(vault), options)[0])
-    stored = open_cache([str(path)])
-    chunk = stored.chunks[0]
-    raw, base = stored.read_records(chunk)
-    stored.close()
-    offset, length, _digest = _ENTRY.unpack_from(raw, 0)
+    path, at, first = _first_record(vault, options)
     warm = load(vault, options).vault
     expected = fresh(vault)
-    first = chunk.paths[0]
     assert warm.fields[first] == expected.fields[first]  # decoded alone, from the record as stored
-    _flip_in_place(path, base + offset + length // 2)  # then the record changes under it
+    _flip_in_place(path, at)  # then the record changes under it
     assert warm.pages[first] == expected.pages[first]  # the page: parsed again
     assert warm.fields[first] == expected.fields[first]
     assert vault_state(warm) == vault_state(expected)
